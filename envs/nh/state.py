@@ -141,6 +141,8 @@ class PlayerState:
     # poison (§6.10.5); 0 = not poisoned
     poison_damage: int = 0
     dying: bool = False
+    # scripted baseline (§18.2): the player whose first hit started its fight rules, kept for the episode
+    remembered_target: PlayerState | None = None
 
     # ---- timers --------------------------------------------------------------------------------
     def set_timer(self, timer: TimerId, ticks: int) -> None:

@@ -1,0 +1,134 @@
+"""The fight as an RL engine: simulator + observations + masks + signals + rewards for both players.
+
+This is the layer both environment adapters (`envs/gym_env.py`, `envs/rllib_env.py`) translate; it
+knows no spaces or agent-id dicts. Buffers are allocated once and filled in place each tick; the
+adapters hand out copies because RLlib may keep references to what it receives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envs.nh.contract import CRITIC_SIZE, OBS_SIZE, PARTIAL_INDICES
+from envs.nh.masks import NUM_MASK, LoadoutFacts, compute_masks, loadout_facts
+from envs.nh.observation import encode, static_block
+from envs.nh.params import FightParams
+from envs.nh.rewards import RewardWeights, compute_reward, signals_for
+from envs.nh.sim import FightSim, Outcome, TickResult
+
+_PARTIAL = np.asarray(PARTIAL_INDICES, dtype=np.intp)
+
+
+@dataclass(slots=True)
+class EngineStep:
+    """Per-player results of one tick (index = player number)."""
+
+    rewards: list[float]
+    signals: list[dict[str, Any] | None]
+    outcomes: tuple[Outcome | None, Outcome | None]
+    terminated: bool
+    truncated: bool
+
+
+class NHEngine:
+    """One NH fight with everything a learner needs, for player 0 and (when acted for) player 1."""
+
+    def __init__(
+        self,
+        params: FightParams | None = None,
+        reward_weights: RewardWeights | None = None,
+        seed: int | None = None,
+        observe_all: bool = False,
+    ) -> None:
+        self.sim = FightSim(params, seed)
+        self.observe_all = observe_all
+        """Build observations and masks for both players every tick, whoever acts."""
+        self.reward_weights = reward_weights or RewardWeights()
+        self.progress = 0.0
+        """Training progress (completed rollouts) for the reward schedules of spec §17.4."""
+        self.obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
+        self.masks = np.zeros((2, NUM_MASK), dtype=bool)
+        self._static = np.zeros((2, OBS_SIZE), dtype=np.float32)
+        self._facts: list[LoadoutFacts] = []
+        self._prev_signals: list[dict[str, Any] | None] = [None, None]
+
+    @property
+    def params(self) -> FightParams:
+        return self.sim.params
+
+    @property
+    def self_play(self) -> bool:
+        return not self.sim.players[1].is_baseline
+
+    def reset(self, seed: int | None = None, params: FightParams | None = None) -> None:
+        """Reset the fight and compute every player's first observation and masks (spec §16.1)."""
+        self.sim.reset(seed, params)
+        self._facts = [loadout_facts(p.loadout) for p in self.sim.players]
+        for i, p in enumerate(self.sim.players):
+            self._static[i] = static_block(p.loadout, self.sim.fight_mode)
+        self._prev_signals = [None, None]
+        self._observe()
+
+    def _observe(self) -> None:
+        sim = self.sim
+        need_opp = self.observe_all or self.self_play or sim.params.include_opponent_observation
+        for i, p in enumerate(sim.players):
+            if (i == 1 and not need_opp) or (i == 0 and p.is_baseline and not self.observe_all):
+                continue
+            known_lunar = sim.stats[i].known_lunar_opponent
+            compute_masks(sim, p, self._facts[i], known_lunar, self.masks[i])
+            encode(sim, p, self._static[i], self.masks[i], self.obs[i])
+
+    def critic_obs(self, i: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Player i's 269-entry critic input: own 176 entries + the opponent's 93 partial ones (§15.3)."""
+        v = out if out is not None else np.zeros(CRITIC_SIZE, dtype=np.float32)
+        v[:OBS_SIZE] = self.obs[i]
+        if self.sim.params.include_opponent_observation or self.self_play:
+            v[OBS_SIZE:] = self.obs[1 - i][_PARTIAL]
+        else:
+            v[OBS_SIZE:] = 0.0
+        return v
+
+    def step(self, actions: Sequence[Sequence[int] | None]) -> EngineStep:
+        """Simulate one tick with the agents' actions and return rewards and signals per player."""
+        res: TickResult = self.sim.step(actions)
+        self._observe()
+        rewards: list[float] = [0.0, 0.0]
+        signals: list[dict[str, Any] | None] = [None, None]
+        for i, p in enumerate(self.sim.players):
+            if p.is_baseline:
+                continue
+            s = signals_for(self.sim, p)
+            outcome = res.outcomes[i]
+            rewards[i] = compute_reward(self.reward_weights, s, self._prev_signals[i], outcome, self.progress)
+            signals[i] = s
+            self._prev_signals[i] = s
+        return EngineStep(rewards, signals, res.outcomes, res.terminated, res.truncated)
+
+    def info(self, i: int, step: EngineStep | None = None) -> dict[str, Any]:
+        """A small, JSON-friendly info dict for player i."""
+        sim = self.sim
+        p, q = sim.players[i], sim.players[1 - i]
+        info: dict[str, Any] = {
+            "tick": sim.tick,
+            "build": sim.build.value,
+            "fight_mode": sim.fight_mode.value,
+            "hp": p.hp,
+            "opponent_hp": q.hp,
+            "episode_id": sim.params.episode_id,
+        }
+        if step is not None:
+            outcome = step.outcomes[i]
+            if outcome is not None:
+                info["outcome"] = outcome.value
+            if step.signals[i] is not None:
+                info["signals"] = step.signals[i]
+        return info
+
+
+def options_to_params(options: Mapping[str, Any] | None, base: FightParams) -> FightParams:
+    return FightParams.from_options(options, base)

@@ -1,0 +1,146 @@
+"""Reset parameters and episode inputs (spec §13.1), validated with errors that list the valid choices."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from envs.nh.loadouts import Build
+from envs.nh.state import FightMode
+
+DEFAULT_MAX_EPISODE_TICKS = 2000  # §13.1, §16.4
+OPPONENT_BASELINE = "baseline"
+OPPONENT_AGENT = "agent"
+
+
+class ParamError(ValueError):
+    """A reset option is unknown or has an invalid value; the message lists the valid choices."""
+
+
+@dataclass(frozen=True, slots=True)
+class FightParams:
+    """Everything that defines a fight besides the seed (spec §13.1).
+
+    Names are snake_case; the spec's camelCase names are accepted as aliases by `from_options`.
+    """
+
+    account_build: Build = Build.PURE
+    """Build when `randomize_build` is off."""
+    randomize_build: bool = False
+    """Choose the build from `random_build_options` by the player identifiers (§12.7)."""
+    random_build_options: tuple[Build, ...] = (Build.PURE, Build.ZERKER, Build.MED)
+    """Candidate builds for `randomize_build`."""
+    randomize_gear: bool = False
+    """Apply the gear randomisation of §12.6."""
+    randomize_fight_type: bool = False
+    """Draw the fight mode uniformly from NORMAL, LMS, PVP_ARENA (§13.1)."""
+    fight_type: FightMode | None = None
+    """Fight mode of both players; None keeps the build's mode (§12.1)."""
+    only_switch_prayer_when_about_to_attack: bool = True
+    """Mask protection prayers unless the opponent's attack is about to come (§14.3)."""
+    only_switch_gear_when_attack_soon: bool = True
+    """Mask attacks unless the agent's own attack timer is ready (§14.3)."""
+    allow_smite: bool = True
+    """If false Smite is always masked."""
+    allow_redemption: bool = True
+    """If false Redemption is always masked."""
+    allow_moving_if_can_attack: bool = False
+    """If false, movement is masked while the agent's attack is ready (§14.3)."""
+    agent: str = ""
+    """Identifier of player 0 (build choice, §12.7)."""
+    target: str = ""
+    """Identifier of player 1 (build choice, §12.7)."""
+    episode_id: str = ""
+    """Reported back in the info; no effect on the fight (§16.6)."""
+    opponent: str = OPPONENT_BASELINE
+    """`baseline` (the scripted bot of §18 plays player 1) or `agent` (player 1 is acted for)."""
+    training: bool = False
+    """Random spawn positions (§16.2)."""
+    death_match: bool = True
+    """If false a fight also ends TIED when a player has no food left (§16.3)."""
+    max_episode_ticks: int = DEFAULT_MAX_EPISODE_TICKS
+    """Truncation limit in ticks (§16.4); 0 disables it."""
+    include_opponent_observation: bool = False
+    """Also return the opponent's own observation for the critic (§15.3)."""
+    first_player_baseline: bool = False
+    """Tools only: player 0 is a scripted baseline too (baseline-vs-baseline fights and benchmarks).
+    The spec's player 0 is always an agent; two baselines stay idle until one is hit (§18.2)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Not part of the simulator: options consumed by wrappers (e.g. the scripted opponent's name)."""
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any] | None, base: FightParams | None = None) -> FightParams:
+        """Validate reset options on top of `base` (spec §13.1: unknown names and values are errors)."""
+        params = base or cls()
+        if not options:
+            return params
+        changes: dict[str, Any] = {}
+        for key, value in options.items():
+            name = _ALIASES.get(key, key)
+            if name not in _FIELDS or name == "extra":
+                close = difflib.get_close_matches(key, sorted(_FIELDS | set(_ALIASES)), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {sorted(_FIELDS - {'extra'})}")
+            changes[name] = _coerce(name, value)
+        return dataclasses.replace(params, **changes)
+
+
+_FIELDS = {f.name for f in fields(FightParams)}
+_ALIASES = {
+    "accountBuild": "account_build",
+    "build": "account_build",
+    "randomizeBuild": "randomize_build",
+    "randomBuildOptions": "random_build_options",
+    "randomizeGear": "randomize_gear",
+    "randomizeFightType": "randomize_fight_type",
+    "fightType": "fight_type",
+    "fight_mode": "fight_type",
+    "onlySwitchPrayerWhenAboutToAttack": "only_switch_prayer_when_about_to_attack",
+    "onlySwitchGearWhenAttackSoon": "only_switch_gear_when_attack_soon",
+    "allowSmite": "allow_smite",
+    "allowRedemption": "allow_redemption",
+    "allowMovingIfCanAttack": "allow_moving_if_can_attack",
+    "episodeId": "episode_id",
+    "deathMatch": "death_match",
+    "maxEpisodeTicks": "max_episode_ticks",
+    "includeOpponentObservation": "include_opponent_observation",
+}
+
+
+def _enum_value(enum: type, value: Any, what: str) -> Any:
+    if isinstance(value, enum):
+        return value
+    valid = [m.name for m in enum]  # type: ignore[attr-defined]
+    if isinstance(value, str) and value.upper() in valid:
+        return enum[value.upper()]  # type: ignore[index]
+    raise ParamError(f"invalid {what} {value!r}; valid choices: {valid}")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name == "account_build":
+        return _enum_value(Build, value, "build")
+    if name == "random_build_options":
+        if isinstance(value, str) or not hasattr(value, "__iter__"):
+            raise ParamError(f"random_build_options must be a list of builds, got {value!r}")
+        builds = tuple(_enum_value(Build, v, "build") for v in value)
+        if not builds:
+            raise ParamError("random_build_options must name at least one build")
+        return builds
+    if name == "fight_type":
+        return None if value is None else _enum_value(FightMode, value, "fight type")
+    if name == "opponent":
+        if value not in (OPPONENT_BASELINE, OPPONENT_AGENT):
+            raise ParamError(f"invalid simulator opponent {value!r}; valid choices: ['baseline', 'agent']")
+        return value
+    if name == "max_episode_ticks":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ParamError(f"max_episode_ticks must be an integer ≥ 0 (0 = no limit), got {value!r}")
+        return value
+    if name in ("agent", "target", "episode_id"):
+        return str(value)
+    if not isinstance(value, bool):
+        raise ParamError(f"{name} must be true or false, got {value!r}")
+    return value

@@ -1,0 +1,147 @@
+"""RLlib `MultiAgentEnv` adapter of the NH fight: the only module of `envs/` that imports Ray.
+
+Agents are ``"player_0"`` and ``"player_1"``. Each episode's opponent is chosen at reset
+(``options={"opponent": ...}`` or the env config): ``"agent"`` makes both players learners (self-play,
+both act every tick), ``"baseline"`` or a ladder name leaves only ``player_0`` acting against a
+scripted opponent. Each agent's observation is a Dict carrying its action mask (and, with
+``include_opponent_observation``, the 269-entry critic input of spec §15.3).
+
+How to run::
+
+    from envs.rllib_env import NHMultiAgentEnv
+    env = NHMultiAgentEnv({"opponent": "agent", "params": {"training": True}})
+    obs, infos = env.reset(seed=0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from envs.gym_env import SCRIPTED_OPPONENTS, as_params, as_weights
+from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack
+from envs.nh.engine import NHEngine
+from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
+from envs.opponents import make_opponent
+
+AGENT_IDS = ("player_0", "player_1")
+ENV_OPPONENTS = (OPPONENT_AGENT, *SCRIPTED_OPPONENTS)
+
+
+class NHMultiAgentEnv(MultiAgentEnv):
+    """Two-player NH fight for RLlib's old API stack. `config` keys:
+
+    * ``params``: reset options used as defaults (FightParams fields, spec §13.1);
+    * ``reward_weights``: spec §17 weights (constants or ``[a, b, n]`` schedules);
+    * ``frame_stack``: int or list of offsets (spec §15.3);
+    * ``opponent``: default opponent, ``"agent"`` (self-play), ``"baseline"`` or a ladder name.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        cfg = dict(config or {})
+        self._base_params = as_params(cfg.get("params"))
+        self._default_opponent = str(cfg.get("opponent", OPPONENT_AGENT))
+        _check_opponent(self._default_opponent)
+        self.engine = NHEngine(self._base_params, as_weights(cfg.get("reward_weights")))
+        frames = cfg.get("frame_stack", 1)
+        self._stacks = [FrameStack(frames, OBS_SIZE) for _ in AGENT_IDS]
+        self._critic_stacks = [FrameStack(frames, CRITIC_SIZE) for _ in AGENT_IDS]
+        self._with_critic = self._base_params.include_opponent_observation
+        obs_spaces: dict[str, spaces.Space[Any]] = {
+            "observations": spaces.Box(-np.inf, np.inf, (self._stacks[0].stacked_size,), np.float32),
+            "action_mask": spaces.Box(0.0, 1.0, (NUM_LOGITS,), np.float32),
+        }
+        if self._with_critic:
+            obs_spaces["critic"] = spaces.Box(-np.inf, np.inf, (self._critic_stacks[0].stacked_size,), np.float32)
+        obs_space = spaces.Dict(obs_spaces)
+        act_space = spaces.MultiDiscrete(np.array(HEAD_SIZES, dtype=np.int64))
+        self.possible_agents = list(AGENT_IDS)
+        self.agents = list(AGENT_IDS)
+        self.observation_spaces = {a: obs_space for a in AGENT_IDS}
+        self.action_spaces = {a: act_space for a in AGENT_IDS}
+        self.observation_space = obs_space
+        self.action_space = act_space
+        self._rng = np.random.default_rng()
+        self._scripted = None
+        self._opponent = self._default_opponent
+        self._done = True
+        self._critic_buf = np.zeros(CRITIC_SIZE, dtype=np.float32)
+
+    # ------------------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+                raise ParamError(f"seed must be a non-negative integer or None, got {seed!r}")
+            self._rng = np.random.default_rng(seed)
+        opts = dict(options or {})
+        opponent = str(opts.pop("opponent", self._default_opponent))
+        _check_opponent(opponent)
+        sim_opponent = OPPONENT_AGENT if opponent != OPPONENT_BASELINE else OPPONENT_BASELINE
+        params = FightParams.from_options({**opts, "opponent": sim_opponent}, self._base_params)
+        self.engine.sim.rng = self._rng
+        self.engine.reset(None, params)
+        self._opponent = opponent
+        self._scripted = (
+            make_opponent(opponent, int(self._rng.integers(0, 2**31 - 1)))
+            if opponent not in (OPPONENT_AGENT, OPPONENT_BASELINE)
+            else None
+        )
+        self.agents = list(AGENT_IDS) if opponent == OPPONENT_AGENT else [AGENT_IDS[0]]
+        for s in (*self._stacks, *self._critic_stacks):
+            s.reset()
+        self._done = False
+        obs = {a: self._obs(i) for i, a in enumerate(AGENT_IDS) if a in self.agents}
+        infos = {a: {**self.engine.info(i), "opponent": opponent} for i, a in enumerate(AGENT_IDS) if a in self.agents}
+        return obs, infos
+
+    def _obs(self, i: int) -> dict[str, np.ndarray]:
+        e = self.engine
+        out = {
+            "observations": self._stacks[i].push(e.obs[i]),
+            "action_mask": e.masks[i].astype(np.float32),
+        }
+        if self._with_critic:
+            out["critic"] = self._critic_stacks[i].push(e.critic_obs(i, self._critic_buf))
+        return out
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        if self._done:
+            raise RuntimeError("the fight is over: call reset() before stepping again")
+        actions: list[Any] = [None, None]
+        for i, a in enumerate(AGENT_IDS):
+            if a in self.agents:
+                if a not in action_dict:
+                    raise ValueError(f"missing action for {a}; every live agent acts every tick")
+                actions[i] = np.asarray(action_dict[a], dtype=np.int64)
+        if self._scripted is not None:
+            actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1])
+        res = self.engine.step(actions)
+        self._done = res.terminated or res.truncated
+        obs, rew, infos = {}, {}, {}
+        for i, a in enumerate(AGENT_IDS):
+            if a not in self.agents:
+                continue
+            obs[a] = self._obs(i)
+            rew[a] = float(res.rewards[i])
+            infos[a] = self.engine.info(i, res)
+        terminateds = {a: res.terminated for a in self.agents}
+        truncateds = {a: res.truncated for a in self.agents}
+        terminateds["__all__"] = res.terminated
+        truncateds["__all__"] = res.truncated
+        return obs, rew, terminateds, truncateds, infos
+
+    def set_training_progress(self, progress: float) -> None:
+        """Training progress (completed rollouts) for scheduled reward weights (spec §17.4)."""
+        self.engine.progress = float(progress)
+
+
+def _check_opponent(name: str) -> None:
+    if name not in ENV_OPPONENTS:
+        raise ParamError(f"unknown opponent {name!r}; valid choices: {list(ENV_OPPONENTS)}")

@@ -1,0 +1,278 @@
+"""Head-to-head fights between two named sides, summarised with a confidence interval.
+
+A *side* is the in-simulator scripted baseline of spec §18 (``"baseline"``) or a scripted ladder
+opponent (`envs.opponents.LADDER`: ``noop``, ``random``, ``stay_alive``, ``prayer_switcher``,
+``tribrid``). Side A is player 0 and side B player 1, with two exceptions forced by the simulator,
+whose baseline can only sit in seat 1:
+
+* A is ``baseline`` and B is not: the seats are swapped (B plays player 0) and every result is
+  mirrored back to A's point of view.
+* Both are ``baseline``: player 0 is a baseline too (``first_player_baseline``). Two baselines stay
+  idle until one is hit (§18.2), so such fights normally end tied by truncation.
+
+Every figure in `FightSummary` is from side A's point of view. Fight ``k`` (0-based) uses the seed
+``seed + k`` for the simulator, and each side's policy is seeded from ``(seed + k, seat)``, so a run
+is reproducible from its arguments alone.
+
+Example:
+    >>> s = run_fights("random", "baseline", n=20, seed=0)  # doctest: +SKIP
+    >>> s.wins + s.losses + s.ties == s.n
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import statistics
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envs.nh.engine import NHEngine
+from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
+from envs.nh.sim import Outcome
+from envs.opponents import LADDER, ScriptedPolicy, make_opponent
+
+logger = logging.getLogger(__name__)
+
+BASELINE = "baseline"
+"""Name of the in-simulator scripted baseline of spec §18 as a side."""
+
+CONFIDENCE_Z = 1.96
+"""Two-sided 95% normal quantile used for the win-rate interval."""
+
+RESERVED_OPTIONS = frozenset({"opponent", "first_player_baseline"})
+"""Reset options that the choice of sides sets; passing them as options is an error."""
+
+PolicyFactory = Callable[[int], ScriptedPolicy]
+"""Builds a side's policy seeded with the given seed."""
+
+
+def side_names() -> tuple[str, ...]:
+    """Every valid side name: ``baseline`` followed by the ladder, weakest to strongest."""
+    return (BASELINE, *LADDER)
+
+
+def resolve_side(name: str) -> PolicyFactory | None:
+    """Turn a side name into a policy factory; None means the in-simulator baseline.
+
+    This is the single place that knows what a side can be (model files will be added here).
+
+    Raises:
+        ValueError: `name` is not a valid side; the message lists the valid names.
+    """
+    if name == BASELINE:
+        return None
+    if name in LADDER:
+        return lambda seed: make_opponent(name, seed)
+    raise ValueError(f"unknown opponent {name!r}; valid names: {', '.join(side_names())}")
+
+
+@dataclass(frozen=True, slots=True)
+class Matchup:
+    """Who sits where, and the fight parameters that follow from it."""
+
+    a: str
+    b: str
+    params: FightParams
+    seats: tuple[PolicyFactory | None, PolicyFactory | None]
+    """Policy factory of player 0 and player 1 (None: the simulator's baseline plays that seat)."""
+    swapped: bool
+    """True when side A plays player 1 (results are mirrored back to A's view)."""
+
+
+def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Matchup:
+    """Resolve both sides, seat them and validate the reset options (spec §13.1).
+
+    Raises:
+        ValueError: An unknown side name, an unknown or invalid reset option, or an option that the
+            sides decide (`RESERVED_OPTIONS`).
+    """
+    policy_a, policy_b = resolve_side(a), resolve_side(b)
+    reserved = sorted(RESERVED_OPTIONS & set(options or {}))
+    if reserved:
+        raise ValueError(
+            f"reset option(s) {reserved} are set by the choice of sides; remove them and name the "
+            f"sides instead (valid names: {', '.join(side_names())})"
+        )
+    base = FightParams.from_options(options)
+    swapped = policy_a is None and policy_b is not None
+    seats = (policy_b, policy_a) if swapped else (policy_a, policy_b)
+    params = dataclasses.replace(
+        base,
+        opponent=OPPONENT_BASELINE if seats[1] is None else OPPONENT_AGENT,
+        first_player_baseline=seats[0] is None,
+    )
+    return Matchup(a=a, b=b, params=params, seats=seats, swapped=swapped)
+
+
+@dataclass(frozen=True, slots=True)
+class FightSummary:
+    """Results of `n` fights from side A's point of view.
+
+    `wins + losses + ties == n`; a fight cut off at `max_episode_ticks` has no winner and counts as
+    a tie, and `truncations` says how many of the ties were such cut-offs.
+    """
+
+    a: str
+    b: str
+    n: int
+    seed: int
+    wins: int
+    losses: int
+    ties: int
+    truncations: int
+    win_rate: float
+    """wins / n (ties count as not won)."""
+    win_rate_ci95: tuple[float, float]
+    """95% Wilson score interval of `win_rate`."""
+    mean_ticks: float
+    median_ticks: float
+    mean_damage_dealt: float
+    """Hitpoints of damage side A's opponent took per fight (sum of its hitsplats)."""
+    mean_damage_received: float
+    """Hitpoints of damage side A took per fight (sum of its hitsplats)."""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """The reset options the fights were run with."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict of every field."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["win_rate_ci95"] = list(self.win_rate_ci95)
+        d["options"] = dict(self.options)
+        return d
+
+
+def wilson_interval(k: int, n: int, z: float = CONFIDENCE_Z) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion k / n.
+
+    Args:
+        k: Successes, 0 ≤ k ≤ n.
+        n: Trials, n ≥ 0. With n = 0 nothing is known and (0, 1) is returned.
+        z: Normal quantile of the confidence level (1.96 for 95%).
+
+    Returns:
+        (low, high), clamped to [0, 1].
+
+    Raises:
+        ValueError: k or n out of range, or z not positive.
+    """
+    if n < 0 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if z <= 0:
+        raise ValueError(f"z must be positive, got {z}")
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _policy_seed(fight_seed: int, seat: int) -> int:
+    """An independent policy seed per fight and seat (two `random` sides must not share a stream)."""
+    return int(np.random.SeedSequence((fight_seed, seat)).generate_state(1)[0])
+
+
+_MIRROR = {Outcome.WON: Outcome.LOST, Outcome.LOST: Outcome.WON, Outcome.TIED: Outcome.TIED}
+
+
+def run_fights(
+    a: str,
+    b: str,
+    n: int,
+    seed: int = 0,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> FightSummary:
+    """Fight side A against side B `n` times and summarise the results from A's view.
+
+    Args:
+        a: Side A (player 0 unless A is ``baseline`` and B is not); see `side_names()`.
+        b: Side B.
+        n: Number of fights, ≥ 1.
+        seed: Base seed, ≥ 0; fight k uses seed + k.
+        options: Reset options (spec §13.1, `FightParams.from_options`), e.g. ``{"account_build": "MED"}``.
+        progress: Called after every fight with the number of fights completed so far.
+
+    Returns:
+        The `FightSummary`.
+
+    Raises:
+        ValueError: Bad side names or options (see `plan_matchup`), n < 1 or seed < 0.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    m = plan_matchup(a, b, options)
+    both_act = m.seats[0] is not None and m.seats[1] is not None
+    # Only the seats that act need observations and masks; the engine builds both in self-play anyway.
+    engine = NHEngine(m.params, observe_all=both_act)
+    policies = [None if f is None else f(0) for f in m.seats]
+    side_a = 1 if m.swapped else 0
+    logger.info("fighting %s vs %s: n=%d seed=%d params=%s", a, b, n, seed, m.params)
+
+    counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
+    truncations = 0
+    lengths: list[int] = []
+    dealt_total = 0
+    received_total = 0
+    for k in range(n):
+        fight_seed = seed + k
+        engine.reset(seed=fight_seed)
+        for seat, policy in enumerate(policies):
+            if policy is not None:
+                policy.reset(_policy_seed(fight_seed, seat))
+        sim = engine.sim
+        me, opp = sim.players[side_a], sim.players[1 - side_a]
+        while True:
+            actions = [
+                None if policy is None else policy.act(engine.obs[seat], engine.masks[seat])
+                for seat, policy in enumerate(policies)
+            ]
+            step = engine.step(actions)
+            dealt_total += sum(opp.hitsplats)
+            received_total += sum(me.hitsplats)
+            if step.terminated or step.truncated:
+                break
+        outcome0 = step.outcomes[0]
+        if outcome0 is None:  # truncated: nobody won
+            outcome = Outcome.TIED
+            truncations += 1
+        else:
+            outcome = _MIRROR[outcome0] if m.swapped else outcome0
+        counts[outcome] += 1
+        lengths.append(sim.tick)
+        logger.debug("fight %d (seed %d): %s after %d ticks", k, fight_seed, outcome.value, sim.tick)
+        if progress is not None:
+            progress(k + 1)
+
+    wins = counts[Outcome.WON]
+    summary = FightSummary(
+        a=a,
+        b=b,
+        n=n,
+        seed=seed,
+        wins=wins,
+        losses=counts[Outcome.LOST],
+        ties=counts[Outcome.TIED],
+        truncations=truncations,
+        win_rate=wins / n,
+        win_rate_ci95=wilson_interval(wins, n),
+        mean_ticks=statistics.fmean(lengths),
+        median_ticks=float(statistics.median(lengths)),
+        mean_damage_dealt=dealt_total / n,
+        mean_damage_received=received_total / n,
+        options=dict(options or {}),
+    )
+    logger.info(
+        "%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties, summary.win_rate
+    )
+    return summary

@@ -1,8 +1,32 @@
-"""The `osrs-rllib` command line."""
+"""The `osrs-rllib` command line.
+
+Commands:
+
+* ``osrs-rllib version``: the installed version.
+* ``osrs-rllib fight A B``: fight two sides (``baseline`` or a scripted ladder opponent) N times and
+  print the results from A's point of view (``--json`` for one JSON object).
+* ``osrs-rllib contract export PATH``: write the action/observation contract as JSON.
+
+Heavy imports (the simulator) happen inside the commands so that ``--help`` and ``version`` stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
+contract_app = typer.Typer(no_args_is_help=True, help="The action and observation contract (spec §14, §15).")
+app.add_typer(contract_app, name="contract")
+
+
+def _fail(message: str) -> typer.Exit:
+    """Print one clear error line on stderr; the caller raises the returned exit (status 2)."""
+    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=2)
 
 
 @app.command()
@@ -11,3 +35,114 @@ def version() -> None:
     from importlib.metadata import version as _v
 
     typer.echo(_v("osrs-rllib"))
+
+
+def parse_set_options(pairs: list[str]) -> dict[str, Any]:
+    """Parse repeated ``key=value`` strings; values are YAML scalars (``true``, ``3``, ``[PURE, MED]``).
+
+    Raises:
+        ValueError: A pair without ``=``, an empty key or a value that is not valid YAML.
+    """
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set expects key=value, got {pair!r} (e.g. --set max_episode_ticks=500)")
+        try:
+            options[key] = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "invalid YAML"
+            raise ValueError(f"--set {key}: cannot parse value {raw!r} as YAML ({problem})") from None
+    return options
+
+
+@app.command()
+def fight(
+    a: Annotated[
+        str,
+        typer.Argument(metavar="A", help="Side A (results are from its view): baseline or a ladder name."),
+    ],
+    b: Annotated[str, typer.Argument(metavar="B", help="Side B: 'baseline' or a ladder opponent name.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Number of fights.")] = 1000,
+    seed: Annotated[int, typer.Option(min=0, help="Base seed; fight k uses seed + k.")] = 0,
+    build: Annotated[
+        str | None, typer.Option(help="Account build (PURE, ZERKER, MED, MAXED, LMS_*); default PURE.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Reset option key=value (YAML scalar value); repeatable."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object and nothing else.")] = False,
+) -> None:
+    """Fight side A against side B N times and report A's wins, losses and ties.
+
+    Valid sides: baseline, noop, random, stay_alive, prayer_switcher, tribrid (weakest to strongest).
+    """
+    from osrs_rllib.fight import plan_matchup, run_fights
+
+    try:
+        options = parse_set_options(set_ or [])
+        if build is not None:
+            options["account_build"] = build
+        plan_matchup(a, b, options)  # validate everything before the first fight
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+
+    if as_json:
+        summary = run_fights(a, b, n, seed, options)
+        typer.echo(json.dumps(summary.to_dict(), default=str))
+        return
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(f"{a} vs {b}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("fights", total=n)
+        summary = run_fights(a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done))
+    Console().print(_summary_table(summary))
+
+
+def _summary_table(s: Any) -> Any:
+    from rich.table import Table
+
+    lo, hi = s.win_rate_ci95
+    opts = ", ".join(f"{k}={v}" for k, v in s.options.items()) or "defaults"
+    table = Table(title=f"{s.a} vs {s.b}  (n={s.n}, seed={s.seed}, {opts})", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    table.add_row(f"{s.a} wins / losses / ties", f"{s.wins} / {s.losses} / {s.ties}")
+    table.add_row("  ties cut off at max ticks", str(s.truncations))
+    table.add_row(f"{s.a} win rate [95% CI]", f"{s.win_rate:.3f} [{lo:.3f}, {hi:.3f}]")
+    table.add_row("fight length mean / median (ticks)", f"{s.mean_ticks:.1f} / {s.median_ticks:.1f}")
+    table.add_row(
+        f"damage dealt / received by {s.a}", f"{s.mean_damage_dealt:.1f} / {s.mean_damage_received:.1f}"
+    )
+    return table
+
+
+@contract_app.command("export")
+def contract_export(
+    path: Annotated[Path, typer.Argument(help="Where to write the contract JSON.", dir_okay=False)],
+) -> None:
+    """Write the action/observation contract (heads, dependencies, observation layout) as JSON."""
+    from envs.nh.contract import export_contract_json
+
+    try:
+        written = export_contract_json(path)
+    except OSError as exc:
+        raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+    typer.echo(f"wrote contract to {written}")
+
+
+if __name__ == "__main__":
+    app(prog_name="osrs-rllib")

@@ -273,6 +273,12 @@ def run_fights(
         options=dict(options or {}),
     )
     logger.info(
-        "%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties, summary.win_rate
+        "%s vs %s: %d-%d-%d (win rate %.3f)",
+        a,
+        b,
+        summary.wins,
+        summary.losses,
+        summary.ties,
+        summary.win_rate,
     )
     return summary

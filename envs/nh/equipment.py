@@ -7,19 +7,38 @@ from collections.abc import Iterable
 from envs.nh.items import AMMO_IGNORED_CLASSES, ITEMS, NUM_BONUSES, Ids, Slot, WeaponClass
 from envs.nh.state import EMPTY, PlayerState
 
+_BONUS_CACHE: dict[tuple[int, ...], list[int]] = {}
+_BONUS_CACHE_LIMIT = 1 << 14
 
-def recompute_bonuses(p: PlayerState) -> None:
-    """Element-wise sum over worn items; ammo ignored for knives and javelins (spec §10.3)."""
+
+def equipment_bonuses(equipment: tuple[int, ...]) -> list[int]:
+    """Element-wise sum over worn items; ammo ignored for knives and javelins (spec §10.3).
+
+    Memoised by the worn ids: fights switch between a handful of gear sets, and this runs on
+    every equip.
+    """
+    cached = _BONUS_CACHE.get(equipment)
+    if cached is not None:
+        return cached
     total = [0] * NUM_BONUSES
-    weapon = p.weapon
-    skip_ammo = weapon is not None and weapon.weapon_class in AMMO_IGNORED_CLASSES
-    for slot, iid in enumerate(p.equipment):
+    wid = equipment[Slot.WEAPON]
+    wclass = ITEMS[wid].weapon_class if wid != EMPTY else None
+    skip_ammo = wclass in AMMO_IGNORED_CLASSES
+    for slot, iid in enumerate(equipment):
         if iid == EMPTY or (skip_ammo and slot == Slot.AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(NUM_BONUSES):
             total[i] += b[i]
-    p.bonuses = total
+    if len(_BONUS_CACHE) >= _BONUS_CACHE_LIMIT:
+        _BONUS_CACHE.clear()
+    _BONUS_CACHE[equipment] = total
+    return total
+
+
+def recompute_bonuses(p: PlayerState) -> None:
+    """Refresh the player's bonus vector after an equipment change (spec §10.1, last step)."""
+    p.bonuses = list(equipment_bonuses(tuple(p.equipment)))
 
 
 def on_weapon_changed(p: PlayerState) -> None:

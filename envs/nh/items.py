@@ -120,6 +120,7 @@ _STAFF_STYLES = (_s("bash", _A, _CR), _s("pound", _G, _CR), _s("focus", _D, _CR)
 _SWORD_STYLES = (_s("chop", _A, _SL), _s("slash", _G, _SL), _s("lunge", _C, _ST), _s("block", _D, _SL))
 _STAB_STYLES = (_s("stab", _A, _ST), _s("lunge", _G, _ST), _s("slash", _G, _SL), _s("block", _D, _ST))
 _BLUNT_STYLES = (_s("pound", _A, _CR), _s("pummel", _G, _CR), _s("block", _D, _CR))
+_GODSWORD_STYLES = (_s("chop", _A, _SL), _s("slash", _G, _SL), _s("smash", _G, _CR), _s("block", _D, _SL))
 _AXE_STYLES = (_s("chop", _A, _SL), _s("hack", _G, _SL), _s("smash", _G, _CR), _s("block", _D, _SL))
 
 
@@ -140,12 +141,19 @@ class WeaponClass(Enum):
     DRAGON_DAGGER = ("melee", _STAB_STYLES)
     GHRAZI_RAPIER = ("melee", _STAB_STYLES)
     LONGSWORD = ("melee", _SWORD_STYLES)
-    GODSWORD = ("melee", (_s("chop", _A, _SL), _s("slash", _G, _SL), _s("smash", _G, _CR), _s("block", _D, _SL)))
+    GODSWORD = ("melee", _GODSWORD_STYLES)
     WARHAMMER = ("melee", _BLUNT_STYLES)
     ELDER_MAUL = ("melee", _BLUNT_STYLES)
     GRANITE_MAUL = ("melee", _BLUNT_STYLES)
     GREATAXE = ("melee", _AXE_STYLES)
     UNARMED = ("melee", (_s("punch", _A, _CR), _s("kick", _G, _CR), _s("block", _D, _CR)))
+
+    def __new__(cls, family: str, styles: tuple[FightStyle, ...]) -> WeaponClass:
+        # Several classes share a style list; a running number keeps them distinct members, since
+        # Enum would otherwise turn equal values into aliases (JAVELIN would *be* CROSSBOW).
+        member = object.__new__(cls)
+        member._value_ = len(cls.__members__)
+        return member
 
     def __init__(self, family: str, styles: tuple[FightStyle, ...]) -> None:
         self.family = {"melee": CombatStyle.MELEE, "ranged": CombatStyle.RANGED, "magic": CombatStyle.MAGIC}[

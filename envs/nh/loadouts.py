@@ -434,8 +434,8 @@ def load_builds(path: Path) -> dict[Build, BuildSpec]:
         where = block.where
         skills = [s.name.lower() for s in Skill]
         levels = _check_keys(block["levels"], where, skills)
-        base_levels = tuple(int(levels[s]) for s in skills)
-        if not all(1 <= lv <= 99 for lv in base_levels):
+        base_levels = tuple(levels[s] for s in skills)
+        if not all(isinstance(lv, int) and not isinstance(lv, bool) and 1 <= lv <= 99 for lv in base_levels):
             raise DataError(f"{levels.where}: levels must lie in 1..99, got {base_levels}")
         supplies: list[tuple[int, int]] = []
         for row in block["supplies"]:
@@ -692,7 +692,7 @@ class RandomLine:
     is_else: bool = False
     then: RandomLine | None = None
     source: str = ""
-    """File and line, e.g. "randomisation.yml:42"."""
+    """File and line, e.g. "randomisation.yml:42" (for a YAML alias: where its anchor is defined)."""
 
     def apply(self, d: _Draft, rng: np.random.Generator) -> None:
         """Apply the operations (after the line's own chance succeeded), then draw the `then` line."""

@@ -14,7 +14,7 @@ import numpy as np
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, NUM_LOGITS
-from envs.nh.items import CONSUMABLES, ITEMS, Ids, PotionType, Slot
+from envs.nh.items import ITEMS, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout
 from envs.nh.operations import combat_boost, primary_food, ranging_boost
 from envs.nh.params import FightParams
@@ -28,6 +28,7 @@ ICE_MIN_MAGIC = 58  # §14.3 iceOK (Ice Rush)
 BLOOD_MIN_MAGIC = 56  # §14.3 bloodOK (Blood Rush)
 FARCAST_DISTANCES = range(2, 8)  # §14.3: farOK(2) … farOK(7) [QUIRK 15, DROP]
 GMAUL_SPEC_COST = 50  # §14.3 gmaulOK
+_RESTORABLE = (Skill.ATTACK, Skill.DEFENCE, Skill.STRENGTH, Skill.RANGED, Skill.MAGIC, Skill.PRAYER)  # §14.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +87,7 @@ def _candidate_ok(p: PlayerState, t: PlayerState, offsets: tuple[tuple[int, int]
 
 
 def has_potion(p: PlayerState, potion: PotionType) -> bool:
-    for iid in p.inventory:
-        c = CONSUMABLES.get(iid)
-        if c is not None and c.potion is potion:
-            return True
-    return False
+    return p.potion_doses(potion) > 0
 
 
 def compute_masks(
@@ -140,7 +137,7 @@ def compute_masks(
         d_cap = base[Skill.DEFENCE] + 2 + base[Skill.DEFENCE] * 20 // 100
         brew_useful = lv[Skill.DEFENCE] < d_cap - 1 or hp <= base_hp
         m[15] = brew_useful and has_potion(p, PotionType.BREW)
-        below = any(lv[s] < base[s] for s in (Skill.ATTACK, Skill.DEFENCE, Skill.STRENGTH, Skill.RANGED, Skill.MAGIC, Skill.PRAYER))
+        below = any(lv[s] < base[s] for s in _RESTORABLE)
         m[16] = below and has_potion(p, PotionType.RESTORE)
         combat_useful = any(
             base[s] + combat_boost(base[s]) > lv[s] + 1 for s in (Skill.ATTACK, Skill.STRENGTH, Skill.DEFENCE)

@@ -7,7 +7,7 @@ episode (96–141, the loadout's flags and gear totals) are computed once per ep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -114,23 +114,41 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
 
 STATIC_SLICE = slice(Obs.ABSOLUTE_ATTACK_LEVEL, Obs.MELEE_GEAR_MELEE_DEFENCE + 1)
 
+
+class _ObsIndex:
+    """Plain-int copy of `Obs` for the per-tick encoder.
+
+    Attribute access on an enum class costs ~200 ns on Python 3.11 (the metaclass `__getattr__`
+    hook), ten times a plain attribute; the encoder makes ~250 such accesses per call.
+    """
+
+    def __init__(self) -> None:
+        for entry in Obs:
+            setattr(self, entry.name, int(entry))
+
+    def __getattr__(self, name: str) -> int:  # only reached for a name Obs does not have
+        raise AttributeError(f"no observation entry {name!r}")
+
+
+OI: Any = _ObsIndex()
+
 # (sample style, bonus) for entries 145–159, with the observer's own default entry
 _TARGET_SAMPLES = (
-    (Obs.TARGET_MAGIC_ACCURACY, CombatStyle.MAGIC, Bonus.MAGIC_ATTACK, Obs.MAGIC_ACCURACY),
-    (Obs.TARGET_MAGIC_STRENGTH, CombatStyle.MAGIC, Bonus.MAGIC_DAMAGE_TENTHS, Obs.MAGIC_STRENGTH),
-    (Obs.TARGET_RANGED_ACCURACY, CombatStyle.RANGED, Bonus.RANGED_ATTACK, Obs.RANGED_ACCURACY),
-    (Obs.TARGET_RANGED_STRENGTH, CombatStyle.RANGED, Bonus.RANGED_STRENGTH, Obs.RANGED_STRENGTH),
-    (Obs.TARGET_MELEE_ACCURACY, CombatStyle.MELEE, Bonus.SLASH_ATTACK, Obs.MELEE_ACCURACY),
-    (Obs.TARGET_MELEE_STRENGTH, CombatStyle.MELEE, Bonus.MELEE_STRENGTH, Obs.MELEE_STRENGTH),
-    (Obs.TARGET_MAGIC_GEAR_RANGED_DEFENCE, CombatStyle.MAGIC, Bonus.RANGED_DEFENCE, Obs.MAGIC_GEAR_RANGED_DEFENCE),
-    (Obs.TARGET_MAGIC_GEAR_MAGE_DEFENCE, CombatStyle.MAGIC, Bonus.MAGIC_DEFENCE, Obs.MAGIC_GEAR_MAGE_DEFENCE),
-    (Obs.TARGET_MAGIC_GEAR_MELEE_DEFENCE, CombatStyle.MAGIC, Bonus.SLASH_DEFENCE, Obs.MAGIC_GEAR_MELEE_DEFENCE),
-    (Obs.TARGET_RANGED_GEAR_RANGED_DEFENCE, CombatStyle.RANGED, Bonus.RANGED_DEFENCE, Obs.RANGED_GEAR_RANGED_DEFENCE),
-    (Obs.TARGET_RANGED_GEAR_MAGE_DEFENCE, CombatStyle.RANGED, Bonus.MAGIC_DEFENCE, Obs.RANGED_GEAR_MAGE_DEFENCE),
-    (Obs.TARGET_RANGED_GEAR_MELEE_DEFENCE, CombatStyle.RANGED, Bonus.SLASH_DEFENCE, Obs.RANGED_GEAR_MELEE_DEFENCE),
-    (Obs.TARGET_MELEE_GEAR_RANGED_DEFENCE, CombatStyle.MELEE, Bonus.RANGED_DEFENCE, Obs.MELEE_GEAR_RANGED_DEFENCE),
-    (Obs.TARGET_MELEE_GEAR_MAGE_DEFENCE, CombatStyle.MELEE, Bonus.MAGIC_DEFENCE, Obs.MELEE_GEAR_MAGE_DEFENCE),
-    (Obs.TARGET_MELEE_GEAR_MELEE_DEFENCE, CombatStyle.MELEE, Bonus.SLASH_DEFENCE, Obs.MELEE_GEAR_MELEE_DEFENCE),
+    (OI.TARGET_MAGIC_ACCURACY, CombatStyle.MAGIC, Bonus.MAGIC_ATTACK, OI.MAGIC_ACCURACY),
+    (OI.TARGET_MAGIC_STRENGTH, CombatStyle.MAGIC, Bonus.MAGIC_DAMAGE_TENTHS, OI.MAGIC_STRENGTH),
+    (OI.TARGET_RANGED_ACCURACY, CombatStyle.RANGED, Bonus.RANGED_ATTACK, OI.RANGED_ACCURACY),
+    (OI.TARGET_RANGED_STRENGTH, CombatStyle.RANGED, Bonus.RANGED_STRENGTH, OI.RANGED_STRENGTH),
+    (OI.TARGET_MELEE_ACCURACY, CombatStyle.MELEE, Bonus.SLASH_ATTACK, OI.MELEE_ACCURACY),
+    (OI.TARGET_MELEE_STRENGTH, CombatStyle.MELEE, Bonus.MELEE_STRENGTH, OI.MELEE_STRENGTH),
+    (OI.TARGET_MAGIC_GEAR_RANGED_DEFENCE, CombatStyle.MAGIC, Bonus.RANGED_DEFENCE, OI.MAGIC_GEAR_RANGED_DEFENCE),
+    (OI.TARGET_MAGIC_GEAR_MAGE_DEFENCE, CombatStyle.MAGIC, Bonus.MAGIC_DEFENCE, OI.MAGIC_GEAR_MAGE_DEFENCE),
+    (OI.TARGET_MAGIC_GEAR_MELEE_DEFENCE, CombatStyle.MAGIC, Bonus.SLASH_DEFENCE, OI.MAGIC_GEAR_MELEE_DEFENCE),
+    (OI.TARGET_RANGED_GEAR_RANGED_DEFENCE, CombatStyle.RANGED, Bonus.RANGED_DEFENCE, OI.RANGED_GEAR_RANGED_DEFENCE),
+    (OI.TARGET_RANGED_GEAR_MAGE_DEFENCE, CombatStyle.RANGED, Bonus.MAGIC_DEFENCE, OI.RANGED_GEAR_MAGE_DEFENCE),
+    (OI.TARGET_RANGED_GEAR_MELEE_DEFENCE, CombatStyle.RANGED, Bonus.SLASH_DEFENCE, OI.RANGED_GEAR_MELEE_DEFENCE),
+    (OI.TARGET_MELEE_GEAR_RANGED_DEFENCE, CombatStyle.MELEE, Bonus.RANGED_DEFENCE, OI.MELEE_GEAR_RANGED_DEFENCE),
+    (OI.TARGET_MELEE_GEAR_MAGE_DEFENCE, CombatStyle.MELEE, Bonus.MAGIC_DEFENCE, OI.MELEE_GEAR_MAGE_DEFENCE),
+    (OI.TARGET_MELEE_GEAR_MELEE_DEFENCE, CombatStyle.MELEE, Bonus.SLASH_DEFENCE, OI.MELEE_GEAR_MELEE_DEFENCE),
 )
 
 
@@ -165,155 +183,155 @@ def encode(sim: FightSim, p: PlayerState, static: np.ndarray, mask: np.ndarray, 
     mine: EpisodeStats = sim.stats[p.index]
     theirs: EpisodeStats = sim.stats[q.index]
     ev_me, ev_them = sim.events[p.index], sim.events[q.index]
-    o = out
-    o[:] = static
+    o: list = static.tolist()  # filled as a Python list, converted once: element writes to numpy are slow
     lv, base = p.level, p.base
     fam, tfam = _family(p), _family(q)
-    o[Obs.PLAYER_USING_MELEE] = fam is CombatStyle.MELEE
-    o[Obs.PLAYER_USING_RANGED] = fam is CombatStyle.RANGED
-    o[Obs.PLAYER_USING_MAGE] = fam is CombatStyle.MAGIC
-    o[Obs.PLAYER_SPEC_EQUIPPED] = p.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
-    o[Obs.SPECIAL_ENERGY_PERCENT] = p.special_energy
+    o[OI.PLAYER_USING_MELEE] = fam is CombatStyle.MELEE
+    o[OI.PLAYER_USING_RANGED] = fam is CombatStyle.RANGED
+    o[OI.PLAYER_USING_MAGE] = fam is CombatStyle.MAGIC
+    o[OI.PLAYER_SPEC_EQUIPPED] = p.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
+    o[OI.SPECIAL_ENERGY_PERCENT] = p.special_energy
     pr, tpr = p.prayers, q.prayers
-    o[Obs.PLAYER_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in pr
-    o[Obs.PLAYER_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in pr
-    o[Obs.PLAYER_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in pr
-    o[Obs.PLAYER_SMITE_PRAYER] = Prayer.SMITE in pr
-    o[Obs.PLAYER_REDEMPTION_PRAYER] = Prayer.REDEMPTION in pr
-    o[Obs.PLAYER_HEALTH_PERCENT] = lv[Skill.HITPOINTS] / base[Skill.HITPOINTS]
-    o[Obs.TARGET_HEALTH_PERCENT] = mine.observed_opponent_hp
-    o[Obs.TARGET_USING_MELEE] = tfam is CombatStyle.MELEE
-    o[Obs.TARGET_USING_RANGED] = tfam is CombatStyle.RANGED
-    o[Obs.TARGET_USING_MAGE] = tfam is CombatStyle.MAGIC
-    o[Obs.TARGET_SPEC_EQUIPPED] = q.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
-    o[Obs.TARGET_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in tpr
-    o[Obs.TARGET_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in tpr
-    o[Obs.TARGET_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in tpr
-    o[Obs.TARGET_SMITE_PRAYER] = Prayer.SMITE in tpr
-    o[Obs.TARGET_REDEMPTION_PRAYER] = Prayer.REDEMPTION in tpr
-    o[Obs.TARGET_SPECIAL_PERCENT] = q.special_energy
-    o[Obs.RANGE_POTION_DOSES] = p.potion_doses(PotionType.RANGING)
-    o[Obs.COMBAT_POTION_DOSES] = p.potion_doses(PotionType.COMBAT)
-    o[Obs.SUPER_RESTORE_DOSES] = p.potion_doses(PotionType.RESTORE)
-    o[Obs.BREW_DOSES] = p.potion_doses(PotionType.BREW)
+    o[OI.PLAYER_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in pr
+    o[OI.PLAYER_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in pr
+    o[OI.PLAYER_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in pr
+    o[OI.PLAYER_SMITE_PRAYER] = Prayer.SMITE in pr
+    o[OI.PLAYER_REDEMPTION_PRAYER] = Prayer.REDEMPTION in pr
+    o[OI.PLAYER_HEALTH_PERCENT] = lv[Skill.HITPOINTS] / base[Skill.HITPOINTS]
+    o[OI.TARGET_HEALTH_PERCENT] = mine.observed_opponent_hp
+    o[OI.TARGET_USING_MELEE] = tfam is CombatStyle.MELEE
+    o[OI.TARGET_USING_RANGED] = tfam is CombatStyle.RANGED
+    o[OI.TARGET_USING_MAGE] = tfam is CombatStyle.MAGIC
+    o[OI.TARGET_SPEC_EQUIPPED] = q.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
+    o[OI.TARGET_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in tpr
+    o[OI.TARGET_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in tpr
+    o[OI.TARGET_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in tpr
+    o[OI.TARGET_SMITE_PRAYER] = Prayer.SMITE in tpr
+    o[OI.TARGET_REDEMPTION_PRAYER] = Prayer.REDEMPTION in tpr
+    o[OI.TARGET_SPECIAL_PERCENT] = q.special_energy
+    o[OI.RANGE_POTION_DOSES] = p.potion_doses(PotionType.RANGING)
+    o[OI.COMBAT_POTION_DOSES] = p.potion_doses(PotionType.COMBAT)
+    o[OI.SUPER_RESTORE_DOSES] = p.potion_doses(PotionType.RESTORE)
+    o[OI.BREW_DOSES] = p.potion_doses(PotionType.BREW)
     inv = p.inventory
-    o[Obs.FOOD_COUNT] = inv.count(Ids.ANGLERFISH) + inv.count(Ids.SHARK)
-    o[Obs.KARAMBWAN_COUNT] = inv.count(Ids.KARAMBWAN)
-    o[Obs.PRAYER_POINTS] = lv[Skill.PRAYER] / base[Skill.PRAYER]
-    o[Obs.PLAYER_FROZEN_TICKS] = p.remaining(TimerId.FREEZE)
-    o[Obs.TARGET_FROZEN_TICKS] = q.remaining(TimerId.FREEZE)
-    o[Obs.PLAYER_FROZEN_IMMUNITY_TICKS] = p.remaining(TimerId.FREEZE_IMMUNITY)
-    o[Obs.TARGET_FROZEN_IMMUNITY_TICKS] = q.remaining(TimerId.FREEZE_IMMUNITY)
-    o[Obs.PLAYER_LOCATION_CAN_MELEE] = movement.in_melee_range(p, q)
-    o[Obs.STRENGTH_LEVEL] = lv[Skill.STRENGTH] / (base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]))
-    o[Obs.ATTACK_LEVEL] = lv[Skill.ATTACK] / (base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]))
-    o[Obs.DEFENSE_LEVEL] = lv[Skill.DEFENCE] / (base[Skill.DEFENCE] + combat_boost(base[Skill.DEFENCE]))
-    o[Obs.RANGED_LEVEL] = lv[Skill.RANGED] / (base[Skill.RANGED] + ranging_boost(base[Skill.RANGED]))
-    o[Obs.MAGIC_LEVEL] = lv[Skill.MAGIC] / base[Skill.MAGIC]
-    o[Obs.ATTACK_CYCLE_TICKS] = p.remaining(TimerId.ATTACK)
-    o[Obs.FOOD_CYCLE_TICKS] = p.remaining(TimerId.FOOD)
-    o[Obs.POTION_CYCLE_TICKS] = p.remaining(TimerId.POTION)
-    o[Obs.KARAMBWAN_CYCLE_TICKS] = p.remaining(TimerId.KARAMBWAN)
+    o[OI.FOOD_COUNT] = inv.count(Ids.ANGLERFISH) + inv.count(Ids.SHARK)
+    o[OI.KARAMBWAN_COUNT] = inv.count(Ids.KARAMBWAN)
+    o[OI.PRAYER_POINTS] = lv[Skill.PRAYER] / base[Skill.PRAYER]
+    o[OI.PLAYER_FROZEN_TICKS] = p.remaining(TimerId.FREEZE)
+    o[OI.TARGET_FROZEN_TICKS] = q.remaining(TimerId.FREEZE)
+    o[OI.PLAYER_FROZEN_IMMUNITY_TICKS] = p.remaining(TimerId.FREEZE_IMMUNITY)
+    o[OI.TARGET_FROZEN_IMMUNITY_TICKS] = q.remaining(TimerId.FREEZE_IMMUNITY)
+    o[OI.PLAYER_LOCATION_CAN_MELEE] = movement.in_melee_range(p, q)
+    o[OI.STRENGTH_LEVEL] = lv[Skill.STRENGTH] / (base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]))
+    o[OI.ATTACK_LEVEL] = lv[Skill.ATTACK] / (base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]))
+    o[OI.DEFENSE_LEVEL] = lv[Skill.DEFENCE] / (base[Skill.DEFENCE] + combat_boost(base[Skill.DEFENCE]))
+    o[OI.RANGED_LEVEL] = lv[Skill.RANGED] / (base[Skill.RANGED] + ranging_boost(base[Skill.RANGED]))
+    o[OI.MAGIC_LEVEL] = lv[Skill.MAGIC] / base[Skill.MAGIC]
+    o[OI.ATTACK_CYCLE_TICKS] = p.remaining(TimerId.ATTACK)
+    o[OI.FOOD_CYCLE_TICKS] = p.remaining(TimerId.FOOD)
+    o[OI.POTION_CYCLE_TICKS] = p.remaining(TimerId.POTION)
+    o[OI.KARAMBWAN_CYCLE_TICKS] = p.remaining(TimerId.KARAMBWAN)
     u = p.timer_uncapped[TimerId.ATTACK]
     if u == TIMER_NEVER_SET:
         u = FOOD_DELAY_NEVER
-    o[Obs.FOOD_ATTACK_DELAY] = min(max(u - 1, -3), 0) + 3
-    o[Obs.TARGET_ATTACK_CYCLE_TICKS] = q.remaining(TimerId.ATTACK)
-    o[Obs.TARGET_POTION_CYCLE_TICKS] = q.remaining(TimerId.FOOD)
+    o[OI.FOOD_ATTACK_DELAY] = min(max(u - 1, -3), 0) + 3
+    o[OI.TARGET_ATTACK_CYCLE_TICKS] = q.remaining(TimerId.ATTACK)
+    o[OI.TARGET_POTION_CYCLE_TICKS] = q.remaining(TimerId.FOOD)
     pend_t, first_t = _pending_on(q)
     _, first_p = _pending_on(p)
-    o[Obs.PENDING_DAMAGE_ON_TARGET] = pend_t / q.base_hp
-    o[Obs.TICKS_UNTIL_HIT_ON_TARGET] = first_t
-    o[Obs.TICKS_UNTIL_HIT_ON_PLAYER] = first_p
+    o[OI.PENDING_DAMAGE_ON_TARGET] = pend_t / q.base_hp
+    o[OI.TICKS_UNTIL_HIT_ON_TARGET] = first_t
+    o[OI.TICKS_UNTIL_HIT_ON_PLAYER] = first_p
     my_hits, their_hits = ev_me.hits, ev_them.hits
-    o[Obs.PLAYER_JUST_ATTACKED] = bool(my_hits)
-    o[Obs.TARGET_JUST_ATTACKED] = bool(their_hits)
-    o[Obs.TICK_NEW_ATTACK_DAMAGE] = my_hits[-1].hit.total / q.base_hp if my_hits else 0.0
-    o[Obs.DAMAGE_ON_PLAYER_TICK] = sum(p.hitsplats) / p.base_hp
-    o[Obs.DAMAGE_ON_TARGET_TICK] = sum(q.hitsplats) / q.base_hp
-    o[Obs.PLAYER_ATTACKING_TARGET] = p.target is q
-    o[Obs.PLAYER_IS_MOVING] = p.moving
-    o[Obs.TARGET_IS_MOVING] = q.moving
-    o[Obs.PLAYER_HAS_PID] = p.pid < q.pid
+    o[OI.PLAYER_JUST_ATTACKED] = bool(my_hits)
+    o[OI.TARGET_JUST_ATTACKED] = bool(their_hits)
+    o[OI.TICK_NEW_ATTACK_DAMAGE] = my_hits[-1].hit.total / q.base_hp if my_hits else 0.0
+    o[OI.DAMAGE_ON_PLAYER_TICK] = sum(p.hitsplats) / p.base_hp
+    o[OI.DAMAGE_ON_TARGET_TICK] = sum(q.hitsplats) / q.base_hp
+    o[OI.PLAYER_ATTACKING_TARGET] = p.target is q
+    o[OI.PLAYER_IS_MOVING] = p.moving
+    o[OI.TARGET_IS_MOVING] = q.moving
+    o[OI.PLAYER_HAS_PID] = p.pid < q.pid
     ancient = p.spellbook is Spellbook.ANCIENT
-    o[Obs.ICE_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= ICE_BARRAGE_LEVEL
-    o[Obs.BLOOD_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= BLOOD_BARRAGE_LEVEL
+    o[OI.ICE_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= ICE_BARRAGE_LEVEL
+    o[OI.BLOOD_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= BLOOD_BARRAGE_LEVEL
     if p.walk_queue:
         ex, ey = p.walk_queue[-1]
-        o[Obs.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(ex, ey, q.x, q.y))
-        o[Obs.PLAYER_TO_DESTINATION_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(p.x, p.y, ex, ey))
+        o[OI.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(ex, ey, q.x, q.y))
+        o[OI.PLAYER_TO_DESTINATION_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(p.x, p.y, ex, ey))
     else:
-        o[Obs.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
-        o[Obs.PLAYER_TO_DESTINATION_DISTANCE] = 0
-    o[Obs.PLAYER_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
-    o[Obs.PLAYER_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in their_hits)
-    o[Obs.TARGET_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in my_hits)
+        o[OI.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
+        o[OI.PLAYER_TO_DESTINATION_DISTANCE] = 0
+    o[OI.PLAYER_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
+    o[OI.PLAYER_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in their_hits)
+    o[OI.TARGET_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in my_hits)
     ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
-    o[Obs.TOTAL_DAMAGE_DEALT_SCALE] = min(max(ratio, DAMAGE_RATIO_CLAMP[0]), DAMAGE_RATIO_CLAMP[1])
+    o[OI.TOTAL_DAMAGE_DEALT_SCALE] = min(max(ratio, DAMAGE_RATIO_CLAMP[0]), DAMAGE_RATIO_CLAMP[1])
     _hit_statistics(o, mine, theirs)
     for idx, style, bonus, default in _TARGET_SAMPLES:
         sample = theirs.gear_samples[style]
         if sample is None:
-            o[idx] = static[default]
+            o[idx] = o[default]
         else:
             o[idx] = sample[bonus] / 10 if bonus is Bonus.MAGIC_DAMAGE_TENTHS else sample[bonus]
     vis = visible_bonuses(q)
-    o[Obs.TARGET_CURRENT_GEAR_RANGED_DEFENCE] = vis[Bonus.RANGED_DEFENCE]
-    o[Obs.TARGET_CURRENT_GEAR_MAGE_DEFENCE] = vis[Bonus.MAGIC_DEFENCE]
-    o[Obs.TARGET_CURRENT_GEAR_MELEE_DEFENCE] = vis[Bonus.SLASH_DEFENCE]
-    o[Obs.IS_LMS_RESTRICTIONS] = sim.fight_mode is FightMode.LMS
-    o[Obs.IS_PVP_ARENA_RULES] = sim.fight_mode is FightMode.PVP_ARENA
-    o[Obs.IS_VENG_ACTIVE] = p.vengeance
-    o[Obs.IS_TARGET_VENG_ACTIVE] = q.vengeance
-    o[Obs.IS_PLAYER_LUNAR_SPELLBOOK] = p.spellbook is Spellbook.LUNAR
-    o[Obs.IS_TARGET_LUNAR_SPELLBOOK] = mine.known_lunar_opponent
-    o[Obs.PLAYER_VENG_COOLDOWN_TICKS] = p.remaining(TimerId.VENGEANCE_COOLDOWN)
-    o[Obs.TARGET_VENG_COOLDOWN_TICKS] = q.remaining(TimerId.VENGEANCE_COOLDOWN)
-    o[Obs.IS_BLOOD_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 2]
-    o[Obs.IS_ICE_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 1]
-    o[Obs.IS_MAGIC_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 3]
-    o[Obs.IS_RANGE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 1]
-    o[Obs.IS_RANGE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 2]
-    o[Obs.IS_MELEE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 1]
-    o[Obs.IS_MELEE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 2]
-    o[Obs.IS_FOOD_ANGLERFISH] = primary_food(p) == Ids.ANGLERFISH
-    return o
+    o[OI.TARGET_CURRENT_GEAR_RANGED_DEFENCE] = vis[Bonus.RANGED_DEFENCE]
+    o[OI.TARGET_CURRENT_GEAR_MAGE_DEFENCE] = vis[Bonus.MAGIC_DEFENCE]
+    o[OI.TARGET_CURRENT_GEAR_MELEE_DEFENCE] = vis[Bonus.SLASH_DEFENCE]
+    o[OI.IS_LMS_RESTRICTIONS] = sim.fight_mode is FightMode.LMS
+    o[OI.IS_PVP_ARENA_RULES] = sim.fight_mode is FightMode.PVP_ARENA
+    o[OI.IS_VENG_ACTIVE] = p.vengeance
+    o[OI.IS_TARGET_VENG_ACTIVE] = q.vengeance
+    o[OI.IS_PLAYER_LUNAR_SPELLBOOK] = p.spellbook is Spellbook.LUNAR
+    o[OI.IS_TARGET_LUNAR_SPELLBOOK] = mine.known_lunar_opponent
+    o[OI.PLAYER_VENG_COOLDOWN_TICKS] = p.remaining(TimerId.VENGEANCE_COOLDOWN)
+    o[OI.TARGET_VENG_COOLDOWN_TICKS] = q.remaining(TimerId.VENGEANCE_COOLDOWN)
+    o[OI.IS_BLOOD_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 2]
+    o[OI.IS_ICE_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 1]
+    o[OI.IS_MAGIC_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 3]
+    o[OI.IS_RANGE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 1]
+    o[OI.IS_RANGE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 2]
+    o[OI.IS_MELEE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 1]
+    o[OI.IS_MELEE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 2]
+    o[OI.IS_FOOD_ANGLERFISH] = primary_food(p) == Ids.ANGLERFISH
+    out[:] = o
+    return out
 
 
-def _hit_statistics(o: np.ndarray, mine: EpisodeStats, theirs: EpisodeStats) -> None:
+def _hit_statistics(o: list, mine: EpisodeStats, theirs: EpisodeStats) -> None:
     """Entries 66–95 from both players' created-hit records (spec §15.2, counting details)."""
     n_own, n_opp = mine.n_hits, theirs.n_hits
-    o[Obs.TARGET_ATTACK_CONFIDENCE] = min(1.0, n_opp / CONFIDENCE_HITS)
-    (o[Obs.TARGET_MELEE_HIT_PERCENT], o[Obs.TARGET_MAGIC_HIT_PERCENT], o[Obs.TARGET_RANGED_HIT_PERCENT]) = (
+    o[OI.TARGET_ATTACK_CONFIDENCE] = min(1.0, n_opp / CONFIDENCE_HITS)
+    (o[OI.TARGET_MELEE_HIT_PERCENT], o[OI.TARGET_MAGIC_HIT_PERCENT], o[OI.TARGET_RANGED_HIT_PERCENT]) = (
         _fractions(theirs.style_counts, n_opp, _STYLE_OBS)
     )
-    (o[Obs.PLAYER_MELEE_HIT_PERCENT], o[Obs.PLAYER_MAGIC_HIT_PERCENT], o[Obs.PLAYER_RANGED_HIT_PERCENT]) = (
+    (o[OI.PLAYER_MELEE_HIT_PERCENT], o[OI.PLAYER_MAGIC_HIT_PERCENT], o[OI.PLAYER_RANGED_HIT_PERCENT]) = (
         _fractions(mine.style_counts, n_own, _STYLE_OBS)
     )
-    o[Obs.TARGET_NUMBER_OF_HITS_OFF_PRAYER] = (n_opp - theirs.protected_count) / n_opp if n_opp else 0.0
-    o[Obs.TARGET_PRAYER_CONFIDENCE] = min(1.0, n_own / CONFIDENCE_HITS)
-    (o[Obs.TARGET_MAGIC_PRAYER_PERCENT], o[Obs.TARGET_RANGED_PRAYER_PERCENT], o[Obs.TARGET_MELEE_PRAYER_PERCENT]) = (
+    o[OI.TARGET_NUMBER_OF_HITS_OFF_PRAYER] = (n_opp - theirs.protected_count) / n_opp if n_opp else 0.0
+    o[OI.TARGET_PRAYER_CONFIDENCE] = min(1.0, n_own / CONFIDENCE_HITS)
+    (o[OI.TARGET_MAGIC_PRAYER_PERCENT], o[OI.TARGET_RANGED_PRAYER_PERCENT], o[OI.TARGET_MELEE_PRAYER_PERCENT]) = (
         _fractions(mine.defender_prayer_counts, n_own, _PRAYER_OBS)
     )
-    (o[Obs.PLAYER_MAGIC_PRAYER_PERCENT], o[Obs.PLAYER_RANGED_PRAYER_PERCENT], o[Obs.PLAYER_MELEE_PRAYER_PERCENT]) = (
+    (o[OI.PLAYER_MAGIC_PRAYER_PERCENT], o[OI.PLAYER_RANGED_PRAYER_PERCENT], o[OI.PLAYER_MELEE_PRAYER_PERCENT]) = (
         _fractions(theirs.defender_prayer_counts, n_opp, _PRAYER_OBS)
     )
-    o[Obs.TARGET_CORRECT_PRAY_PERCENT] = mine.protected_count / n_own if n_own else 0.0
+    o[OI.TARGET_CORRECT_PRAY_PERCENT] = mine.protected_count / n_own if n_own else 0.0
     w = RECENT_WINDOW
     rt = [s for s, _ in theirs.recent]
     rp = [s for s, _ in mine.recent]
-    o[Obs.RECENT_TARGET_MELEE_HIT_PERCENT] = rt.count(CombatStyle.MELEE) / w
-    o[Obs.RECENT_TARGET_MAGIC_HIT_PERCENT] = rt.count(CombatStyle.MAGIC) / w
-    o[Obs.RECENT_TARGET_RANGED_HIT_PERCENT] = rt.count(CombatStyle.RANGED) / w
-    o[Obs.RECENT_PLAYER_MELEE_HIT_PERCENT] = rp.count(CombatStyle.MELEE) / w
-    o[Obs.RECENT_PLAYER_MAGIC_HIT_PERCENT] = rp.count(CombatStyle.MAGIC) / w
-    o[Obs.RECENT_PLAYER_RANGED_HIT_PERCENT] = rp.count(CombatStyle.RANGED) / w
-    o[Obs.RECENT_TARGET_NUMBER_OF_HITS_OFF_PRAYER] = sum(1 for _, c in theirs.recent if not c) / w
+    o[OI.RECENT_TARGET_MELEE_HIT_PERCENT] = rt.count(CombatStyle.MELEE) / w
+    o[OI.RECENT_TARGET_MAGIC_HIT_PERCENT] = rt.count(CombatStyle.MAGIC) / w
+    o[OI.RECENT_TARGET_RANGED_HIT_PERCENT] = rt.count(CombatStyle.RANGED) / w
+    o[OI.RECENT_PLAYER_MELEE_HIT_PERCENT] = rp.count(CombatStyle.MELEE) / w
+    o[OI.RECENT_PLAYER_MAGIC_HIT_PERCENT] = rp.count(CombatStyle.MAGIC) / w
+    o[OI.RECENT_PLAYER_RANGED_HIT_PERCENT] = rp.count(CombatStyle.RANGED) / w
+    o[OI.RECENT_TARGET_NUMBER_OF_HITS_OFF_PRAYER] = sum(1 for _, c in theirs.recent if not c) / w
     tp, pp = mine.recent_prayed, theirs.recent_prayed
-    o[Obs.RECENT_TARGET_MAGIC_PRAYER_PERCENT] = tp.count(CombatStyle.MAGIC) / w
-    o[Obs.RECENT_TARGET_RANGED_PRAYER_PERCENT] = tp.count(CombatStyle.RANGED) / w
-    o[Obs.RECENT_TARGET_MELEE_PRAYER_PERCENT] = tp.count(CombatStyle.MELEE) / w
-    o[Obs.RECENT_PLAYER_MAGIC_PRAYER_PERCENT] = pp.count(CombatStyle.MAGIC) / w
-    o[Obs.RECENT_PLAYER_RANGED_PRAYER_PERCENT] = pp.count(CombatStyle.RANGED) / w
-    o[Obs.RECENT_PLAYER_MELEE_PRAYER_PERCENT] = pp.count(CombatStyle.MELEE) / w
-    o[Obs.RECENT_TARGET_CORRECT_PRAY_PERCENT] = sum(1 for _, c in mine.recent if c) / w
+    o[OI.RECENT_TARGET_MAGIC_PRAYER_PERCENT] = tp.count(CombatStyle.MAGIC) / w
+    o[OI.RECENT_TARGET_RANGED_PRAYER_PERCENT] = tp.count(CombatStyle.RANGED) / w
+    o[OI.RECENT_TARGET_MELEE_PRAYER_PERCENT] = tp.count(CombatStyle.MELEE) / w
+    o[OI.RECENT_PLAYER_MAGIC_PRAYER_PERCENT] = pp.count(CombatStyle.MAGIC) / w
+    o[OI.RECENT_PLAYER_RANGED_PRAYER_PERCENT] = pp.count(CombatStyle.RANGED) / w
+    o[OI.RECENT_PLAYER_MELEE_PRAYER_PERCENT] = pp.count(CombatStyle.MELEE) / w
+    o[OI.RECENT_TARGET_CORRECT_PRAY_PERCENT] = sum(1 for _, c in mine.recent if c) / w

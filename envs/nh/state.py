@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
-from envs.nh.items import CONSUMABLES, ITEMS, NUM_BONUSES, NUM_SLOTS, CombatStyle, FightStyle, Item, Slot
+from envs.nh.items import (
+    CONSUMABLES,
+    ITEMS,
+    NUM_BONUSES,
+    CombatStyle,
+    FightStyle,
+    Item,
+    PotionType,
+    Slot,
+)
 from envs.nh.prayers import Prayer
 from envs.nh.spells import Spell
 
@@ -190,11 +199,29 @@ class PlayerState:
     def free_inventory_slots(self) -> int:
         return self.inventory.count(EMPTY)
 
-    def potion_doses(self, potion: object) -> int:
+    def potion_doses(self, potion: PotionType) -> int:
         """Total doses of one potion family carried (spec §15.2 entries 22–25)."""
-        total = 0
-        for iid in self.inventory:
-            c = CONSUMABLES.get(iid)
-            if c is not None and c.potion is potion:
-                total += c.doses
-        return total
+        return inventory_doses(tuple(self.inventory))[potion]
+
+
+_DOSES_CACHE: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def inventory_doses(inventory: tuple[int, ...]) -> tuple[int, ...]:
+    """Doses per potion family (indexed by `PotionType` value; index 0 unused), memoised by contents.
+
+    Observations, masks and rewards all read these every tick; the inventory changes rarely.
+    """
+    cached = _DOSES_CACHE.get(inventory)
+    if cached is not None:
+        return cached
+    doses = [0] * (len(PotionType) + 1)
+    for iid in inventory:
+        c = CONSUMABLES.get(iid)
+        if c is not None and c.potion is not None:
+            doses[c.potion] += c.doses
+    if len(_DOSES_CACHE) > 1 << 14:
+        _DOSES_CACHE.clear()
+    result = tuple(doses)
+    _DOSES_CACHE[inventory] = result
+    return result

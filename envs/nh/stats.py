@@ -26,15 +26,28 @@ GEAR_SAMPLE_BONUSES = (
 )
 
 
+_VISIBLE_CACHE: dict[tuple[int, ...], list[int]] = {}
+
+
 def visible_bonuses(p: PlayerState) -> list[int]:
-    """Σ bonuses of worn items excluding ring and ammo: what an onlooker can judge (spec §15.2 142–159)."""
+    """Σ bonuses of worn items excluding ring and ammo: what an onlooker can judge (spec §15.2 142–159).
+
+    Memoised by the worn ids (read-only result): it is read every tick for both players.
+    """
+    key = tuple(p.equipment)
+    cached = _VISIBLE_CACHE.get(key)
+    if cached is not None:
+        return cached
     total = [0] * len(Bonus)
-    for slot, iid in enumerate(p.equipment):
+    for slot, iid in enumerate(key):
         if iid == EMPTY or slot in (Slot.RING, Slot.AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(len(total)):
             total[i] += b[i]
+    if len(_VISIBLE_CACHE) > 1 << 14:
+        _VISIBLE_CACHE.clear()
+    _VISIBLE_CACHE[key] = total
     return total
 
 
@@ -98,7 +111,7 @@ class EpisodeStats:
         if correct:
             self.protected_count += 1
         self.recent.append((style, correct))
-        sample = visible_bonuses(attacker)
+        sample = visible_bonuses(attacker)  # shared, never mutated
         if style is CombatStyle.MELEE:
             stored = self.gear_samples[CombatStyle.MELEE]
             if stored is not None and sample[Bonus.MELEE_STRENGTH] < stored[Bonus.MELEE_STRENGTH]:

@@ -89,7 +89,7 @@ def test_rllib_self_play_mirrors_outcomes() -> None:
     assert set(obs) == {"player_0", "player_1"}
     for _ in range(5000):
         acts = {a: legal_action(o["action_mask"], rng) for a, o in obs.items()}
-        obs, rew, term, trunc, infos = env.step(acts)
+        obs, _rew, term, trunc, infos = env.step(acts)
         if term["__all__"] or trunc["__all__"]:
             break
     assert term["__all__"] or trunc["__all__"]

@@ -1,0 +1,50 @@
+"""Each benchmark runs for about a second, as a user runs it, so that none of them can rot (STYLE 17).
+
+The figures are not checked: a benchmark prints numbers and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = REPO / "benchmarks"
+
+
+def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_sim_throughput_table() -> None:
+    proc = _run("sim_throughput.py", "--seconds", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    assert "machine:" in proc.stdout
+    for scenario in ("baseline_vs_baseline", "random_vs_random", "tribrid_vs_baseline"):
+        assert scenario in proc.stdout
+
+
+def test_sim_throughput_json() -> None:
+    proc = _run("sim_throughput.py", "--seconds", "0.3", "--json", "--scenario", "random_vs_random")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert {"platform", "cpu", "python"} <= report["machine"].keys()
+    (result,) = report["results"]
+    assert result["scenario"] == "random_vs_random"
+    assert result["full_ticks"] > 0 and result["engine_ticks"] > 0
+
+
+def test_soak_short_run() -> None:
+    proc = _run("soak.py", "--ticks", "2000", "--workers", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ticks run: 2,000" in proc.stdout
+    assert "OK" in proc.stdout

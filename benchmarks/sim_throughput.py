@@ -138,9 +138,7 @@ def full_loop(sc: Scenario, seconds: float, seed: int) -> tuple[int, float, floa
             act_s, ticks, fights = 0.0, 0, 0
         warm -= 1
         t0 = time.perf_counter()
-        actions = [
-            None if p is None else p.act(engine.obs[i], engine.masks[i]) for i, p in enumerate(policies)
-        ]
+        actions = [None if p is None else p.act(engine.obs[i], engine.masks[i]) for i, p in enumerate(policies)]
         t1 = time.perf_counter()
         act_s += t1 - t0
         step = engine.step(actions)
@@ -267,9 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     if args.json:
-        print(
-            json.dumps({"machine": machine, "seconds": args.seconds, "results": [asdict(r) for r in results]})
-        )
+        print(json.dumps({"machine": machine, "seconds": args.seconds, "results": [asdict(r) for r in results]}))
     return 0
 
 

@@ -155,9 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument("--baseline-share", type=float, default=0.25, help="share of fights vs the baseline")
-    parser.add_argument(
-        "--chunk-ticks", type=int, default=50_000, help="ticks per work chunk (default 50,000)"
-    )
+    parser.add_argument("--chunk-ticks", type=int, default=50_000, help="ticks per work chunk (default 50,000)")
     parser.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     args = parser.parse_args(argv)
     if args.ticks < 1 or args.workers < 1 or args.chunk_ticks < 1 or args.seed < 0:

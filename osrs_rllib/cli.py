@@ -124,9 +124,7 @@ def _summary_table(s: Any) -> Any:
     table.add_row("  ties cut off at max ticks", str(s.truncations))
     table.add_row(f"{s.a} win rate [95% CI]", f"{s.win_rate:.3f} [{lo:.3f}, {hi:.3f}]")
     table.add_row("fight length mean / median (ticks)", f"{s.mean_ticks:.1f} / {s.median_ticks:.1f}")
-    table.add_row(
-        f"damage dealt / received by {s.a}", f"{s.mean_damage_dealt:.1f} / {s.mean_damage_received:.1f}"
-    )
+    table.add_row(f"damage dealt / received by {s.a}", f"{s.mean_damage_dealt:.1f} / {s.mean_damage_received:.1f}")
     return table
 
 

@@ -164,14 +164,14 @@ class Loadout:
     def __post_init__(self) -> None:
         _check_loadout(self)
         spec_set, ranged, magic = self.sets[GearSet.SPEC], self.sets[GearSet.RANGED], self.sets[GearSet.MAGIC]
-        ranged_weapon = _weapon_of(ranged)
+        ranged_weapon = weapon_of(ranged)
         assert ranged_weapon is not None  # checked by _check_loadout
         object.__setattr__(
             self, "melee_special_weapon", next((i for i in spec_set if i in MELEE_SPECIAL_WEAPONS), None)
         )
         object.__setattr__(self, "ranged_weapon", ranged_weapon)
         object.__setattr__(self, "ranged_special", ranged_weapon in RANGED_SPECIAL_WEAPONS)
-        object.__setattr__(self, "magic_weapon", _weapon_of(magic))
+        object.__setattr__(self, "magic_weapon", weapon_of(magic))
         object.__setattr__(self, "has_nightmare_staff", Ids.VOLATILE_NIGHTMARE_STAFF in magic)
 
     @property
@@ -180,7 +180,8 @@ class Loadout:
         return bool(self.sets[GearSet.MAGIC])
 
 
-def _weapon_of(gear: Iterable[int]) -> int | None:
+def weapon_of(gear: Iterable[int]) -> int | None:
+    """The weapon of a gear set, if it has one (every set lists at most one, §12.2)."""
     return next((i for i in gear if ITEMS[i].slot is Slot.WEAPON), None)
 
 
@@ -201,14 +202,14 @@ def _check_loadout(lo: Loadout) -> None:
         order = [TABLE_SLOT_ORDER.index(ITEMS[i].slot) for i in gear]
         if order != sorted(set(order)):
             raise fail(f"{gs.value} set {gear} is not one item per slot in §12.2 row order")
-        weapon = _weapon_of(gear)
+        weapon = weapon_of(gear)
         if (
             weapon is not None
             and ITEMS[weapon].two_handed
             and any(ITEMS[i].slot is Slot.SHIELD for i in gear)
         ):
             raise fail(f"{gs.value} set holds a shield beside the two-handed {ITEMS[weapon].name}")
-    if _weapon_of(lo.sets[GearSet.RANGED]) is None:
+    if weapon_of(lo.sets[GearSet.RANGED]) is None:
         raise fail("the ranged set has no weapon")
     if lo.spellbook is Spellbook.LUNAR and lo.sets[GearSet.MAGIC]:
         raise fail("the Lunar book needs an empty magic set (§12.6 notes)")
@@ -259,7 +260,7 @@ def tank_set(ranged: Sequence[int], magic: Sequence[int]) -> tuple[int, ...]:
     Raises:
         LoadoutError: the ranged set has no weapon.
     """
-    w = _weapon_of(ranged)
+    w = weapon_of(ranged)
     if w is None:
         raise LoadoutError(f"tank set: the ranged set {tuple(ranged)} has no weapon (§12.5)")
     s = next((i for i in magic if ITEMS[i].slot is Slot.WEAPON and not ITEMS[i].two_handed), None)

@@ -15,7 +15,7 @@ from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, NUM_LOGITS
 from envs.nh.items import ITEMS, Ids, PotionType, Slot
-from envs.nh.loadouts import GearSet, Loadout
+from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, primary_food, ranging_boost
 from envs.nh.params import FightParams
 from envs.nh.state import EMPTY, FightMode, PlayerState, Skill, Spellbook, TimerId
@@ -45,17 +45,11 @@ class LoadoutFacts:
     spec_cost: int | None
 
 
-def _set_weapon(load: Loadout, gear: GearSet) -> int | None:
-    for iid in load.sets[gear]:
-        if ITEMS[iid].slot is Slot.WEAPON:
-            return iid
-    return None
-
 
 def loadout_facts(load: Loadout) -> LoadoutFacts:
     """Per-episode constants of the masks (spec §14.3, §12.8)."""
-    ranged = _set_weapon(load, GearSet.RANGED)
-    melee = _set_weapon(load, GearSet.MELEE)
+    ranged = weapon_of(load.sets[GearSet.RANGED])
+    melee = weapon_of(load.sets[GearSet.MELEE])
     spec = load.melee_special_weapon
     rs = special_for_weapon(ranged) if ranged is not None else None
     ss = special_for_weapon(spec) if spec is not None else None

@@ -15,10 +15,10 @@ from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, OBS_SIZE, Obs
 from envs.nh.items import ITEMS, RANGED_RANGE_TILES, Bonus, CombatStyle, Ids, PotionType, Slot
-from envs.nh.loadouts import GearSet, Loadout
+from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, primary_food, ranging_boost
 from envs.nh.prayers import Prayer
-from envs.nh.state import TIMER_NEVER_SET, FightMode, PlayerState, Skill, Spellbook, TimerId
+from envs.nh.state import TIMER_NEVER_SET, FightMode, PlayerState, Skill, Spellbook, TimerId, weapon_family
 from envs.nh.stats import RECENT_WINDOW, EpisodeStats, visible_bonuses
 
 if TYPE_CHECKING:
@@ -42,12 +42,6 @@ def _set_sum(load: Loadout, gear: GearSet, bonus: Bonus) -> int:
     return sum(ITEMS[i].bonuses[bonus] for i in load.sets[gear])
 
 
-def _set_weapon(load: Loadout, gear: GearSet) -> int | None:
-    for iid in load.sets[gear]:
-        if ITEMS[iid].slot is Slot.WEAPON:
-            return iid
-    return None
-
 
 def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
     """Entries that are fixed for an episode (96–141, 160, 161, 164; spec §15.2)."""
@@ -67,7 +61,7 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
     nightmare = Ids.VOLATILE_NIGHTMARE_STAFF in magic
     v[Obs.IS_MAGE_SPEC_WEAPON_LOADOUT] = nightmare
     v[Obs.IS_MAGE_SPEC_WEAPON_NIGHTMARE_STAFF] = nightmare
-    rw = _set_weapon(load, GearSet.RANGED)
+    rw = weapon_of(load.sets[GearSet.RANGED])
     v[Obs.IS_RANGED_SPEC_WEAPON_LOADOUT] = rw is not None and special_for_weapon(rw) is not None
     v[Obs.IS_RANGED_SPEC_WEAPON_ZARYTE_CBOW] = Ids.ZARYTE_CROSSBOW in ranged
     v[Obs.IS_RANGED_SPEC_WEAPON_BALLISTA] = Ids.LIGHT_BALLISTA in ranged or Ids.HEAVY_BALLISTA in ranged
@@ -96,7 +90,7 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
         v[Obs.RANGED_ATTACK_RANGE] = RANGED_RANGE_TILES.get(wclass, 0) if wclass else 0
     v[Obs.MELEE_ACCURACY] = _set_sum(load, G.MELEE, B.SLASH_ATTACK)
     v[Obs.MELEE_STRENGTH] = _set_sum(load, G.MELEE, B.MELEE_STRENGTH)
-    mw = _set_weapon(load, GearSet.MELEE)
+    mw = weapon_of(load.sets[GearSet.MELEE])
     v[Obs.MELEE_ATTACK_SPEED] = ITEMS[mw].attack_speed if mw is not None else 0
     for gear, (r, m, s) in (
         (G.MAGIC, (Obs.MAGIC_GEAR_RANGED_DEFENCE, Obs.MAGIC_GEAR_MAGE_DEFENCE, Obs.MAGIC_GEAR_MELEE_DEFENCE)),
@@ -152,12 +146,6 @@ _TARGET_SAMPLES = (
 )
 
 
-def _family(p: PlayerState) -> CombatStyle:
-    """Style classification by weapon class (spec §6.1)."""
-    w = p.weapon
-    return w.weapon_class.family if w is not None and w.weapon_class is not None else CombatStyle.MELEE
-
-
 def _pending_on(q: PlayerState) -> tuple[int, int]:
     """(pending total damage, ticks until the first hit) on a player (spec §15.2 entries 46–48)."""
     total = sum(h.total for h in q.hit_queue) + sum(q.damage_queue)
@@ -185,7 +173,7 @@ def encode(sim: FightSim, p: PlayerState, static: np.ndarray, mask: np.ndarray, 
     ev_me, ev_them = sim.events[p.index], sim.events[q.index]
     o: list = static.tolist()  # filled as a Python list, converted once: element writes to numpy are slow
     lv, base = p.level, p.base
-    fam, tfam = _family(p), _family(q)
+    fam, tfam = weapon_family(p), weapon_family(q)
     o[OI.PLAYER_USING_MELEE] = fam is CombatStyle.MELEE
     o[OI.PLAYER_USING_RANGED] = fam is CombatStyle.RANGED
     o[OI.PLAYER_USING_MAGE] = fam is CombatStyle.MAGIC

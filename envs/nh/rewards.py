@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from envs.nh.items import CombatStyle, Ids
 from envs.nh.operations import brew_hp_boost, nominal_heal
-from envs.nh.state import PlayerState, Skill, TimerId
+from envs.nh.state import PlayerState, Skill, TimerId, weapon_family
 
 if TYPE_CHECKING:
     from envs.nh.sim import FightSim, Outcome
@@ -61,7 +61,7 @@ def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
         "playerHealedScale": me.healed / bp,
         "targetHealedScale": them.healed / bq if not q.is_baseline else 0.0,
         "currentTargetPrayerType": _style_name(protection_style(q)),
-        "targetAttackStyleType": _style_name(_weapon_family(q)),
+        "targetAttackStyleType": _style_name(weapon_family(q)),
         "playerFrozenTicks": p.timer_ticks[TimerId.FREEZE],
         "targetFrozenTicks": q.timer_ticks[TimerId.FREEZE],
         "currentPrayerPercent": p.level[Skill.PRAYER] / p.base[Skill.PRAYER],
@@ -94,11 +94,6 @@ def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
     if me.wasted_brew > 0:
         s["wastedBrewScale"] = me.wasted_brew / bp
     return s
-
-
-def _weapon_family(p: PlayerState) -> CombatStyle:
-    w = p.weapon
-    return w.weapon_class.family if w is not None and w.weapon_class is not None else CombatStyle.MELEE
 
 
 # ---- weights --------------------------------------------------------------------------------------

@@ -225,3 +225,9 @@ def inventory_doses(inventory: tuple[int, ...]) -> tuple[int, ...]:
     result = tuple(doses)
     _DOSES_CACHE[inventory] = result
     return result
+
+
+def weapon_family(p: PlayerState) -> CombatStyle:
+    """Style classification by the wielded weapon's class (spec §6.1): what observers see."""
+    w = p.weapon
+    return w.weapon_class.family if w is not None and w.weapon_class is not None else CombatStyle.MELEE

@@ -169,14 +169,8 @@ def _toggle_gmaul(p: PlayerState) -> None:
 
 
 # ---- §5.8 --------------------------------------------------------------------------------------
-def movement_destination(
-    sim: FightSim, p: PlayerState, value: int, farcast: int, draw: bool = True
-) -> tuple[int, int] | None:
-    """Destination of a movement action, or None when it does nothing (spec §5.8).
-
-    With `draw=False` (masks) ties are not broken, since masks make no draws (§16.6); any tied
-    tile serves to tell whether a candidate exists and differs from the player's tile.
-    """
+def movement_destination(sim: FightSim, p: PlayerState, value: int, farcast: int) -> tuple[int, int] | None:
+    """Destination of a movement action, or None when it does nothing (spec §5.8)."""
     t = sim.opponent(p)
     tx, ty = t.x, t.y
     if value == MOVE_UNDER:
@@ -192,7 +186,7 @@ def movement_destination(
     cands = movement.movement_candidates(p.x, p.y, tx, ty, offsets)
     if not cands:
         return None
-    if len(cands) == 1 or not draw:
+    if len(cands) == 1:
         dest = cands[0]
     else:
         dest = cands[int(sim.rng.integers(0, len(cands)))]

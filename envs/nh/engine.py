@@ -7,7 +7,7 @@ adapters hand out copies because RLlib may keep references to what it receives.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +129,3 @@ class NHEngine:
                 info["signals"] = step.signals[i]
         return info
 
-
-def options_to_params(options: Mapping[str, Any] | None, base: FightParams) -> FightParams:
-    return FightParams.from_options(options, base)

@@ -106,9 +106,6 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
     return v
 
 
-STATIC_SLICE = slice(Obs.ABSOLUTE_ATTACK_LEVEL, Obs.MELEE_GEAR_MELEE_DEFENCE + 1)
-
-
 class _ObsIndex:
     """Plain-int copy of `Obs` for the per-tick encoder.
 

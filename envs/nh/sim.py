@@ -27,7 +27,7 @@ from envs.nh import baseline, movement, operations
 from envs.nh.actions import apply_action
 from envs.nh.combat import Method, attack_range, combat_method, create_hits, special_for_weapon
 from envs.nh.equipment import on_weapon_changed, recompute_bonuses
-from envs.nh.items import CombatStyle, Ids, PotionType
+from envs.nh.items import CombatStyle, Ids
 from envs.nh.loadouts import Build, Loadout, baseline_loadout, choose_build, make_loadout
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.prayers import PRAYERS, Prayer
@@ -580,9 +580,6 @@ class FightSim:
                 p.prayer_drain_running = False
                 return False
         return True
-
-    def drink(self, p: PlayerState, potion: PotionType, fewest_first: bool = True) -> bool:
-        return operations.drink_potion(p, potion, fewest_first)
 
     # ---- step 4: end of tick ------------------------------------------------------------------
     def _end_of_tick(self) -> TickResult:

@@ -6,6 +6,7 @@ Commands:
 * ``osrs-rllib fight A B``: fight two sides (``baseline`` or a scripted ladder opponent) N times and
   print the results from A's point of view (``--json`` for one JSON object).
 * ``osrs-rllib contract export PATH``: write the action/observation contract as JSON.
+* ``osrs-rllib config show FILE [--set key.path=value ...]``: print the fully resolved training config.
 
 Heavy imports (the simulator) happen inside the commands so that ``--help`` and ``version`` stay fast.
 """
@@ -21,6 +22,8 @@ import typer
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
 contract_app = typer.Typer(no_args_is_help=True, help="The action and observation contract (spec §14, §15).")
 app.add_typer(contract_app, name="contract")
+config_app = typer.Typer(no_args_is_help=True, help="Training configs: YAML presets with extends and --set.")
+app.add_typer(config_app, name="config")
 
 
 def _fail(message: str) -> typer.Exit:
@@ -140,6 +143,30 @@ def contract_export(
     except OSError as exc:
         raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
     typer.echo(f"wrote contract to {written}")
+
+
+@config_app.command("show")
+def config_show(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A YAML training config, e.g. configs/nh.yml.")],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override key.path=value (value read as YAML, e.g. ppo.lr=1e-4); repeatable."),
+    ] = None,
+) -> None:
+    """Print FILE fully resolved (extends merged, overrides applied, defaults filled in) as YAML.
+
+    The output is itself a valid config: saving it and loading it gives the same configuration.
+    """
+    from osrs_rllib.config import ConfigError, dump_config, load_config
+
+    overrides = set_ or []
+    try:
+        cfg = load_config(file, overrides)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    command = " ".join(["osrs-rllib config show", file, *(f"--set {o}" for o in overrides)])
+    header = f"{command}\nresolved: extends merged, overrides applied, defaults filled in"
+    typer.echo(dump_config(cfg, header=header), nl=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1118 @@
+"""The typed training configuration: YAML presets, ``extends:`` inheritance and ``--set`` overrides.
+
+A training job is described by one YAML file (``configs/nh.yml`` and friends) whose sections mirror the
+models below: `TrainConfig` holds `RayConfig`, `EnvConfig`, `OpponentsConfig`, the policy network's
+`NetworkConfig`, `PPOConfig`, `RunnersConfig`, `EvaluationConfig`, `CheckpointConfig`, `StopConfig` and
+`LoggingConfig`. Every field has a default and a one-line docstring (CleanRL's ``Args``), and every model
+forbids unknown keys, because RLlib's own defaults differ from what works for NH fights and a silently
+ignored typo trains the wrong thing for an hour.
+
+How a file is resolved (`resolve_config_dict`), in this order:
+
+1. The file is read. If it says ``extends: other.yml`` (a path relative to the file), ``other.yml`` is
+   resolved first, recursively, and this file is deep-merged over it: mappings merge key by key, while
+   lists and scalars replace the parent's value. A child cannot delete an inherited key, so it removes
+   an opponent from the mix by giving it weight 0, and turns a limit off with ``null`` where that is valid.
+2. Each ``--set key.path=value`` override is applied in order. The value is read as YAML
+   (``ppo.lr=1e-4``, ``model.actor_hidden=[64,64]``, ``opponents.mix={baseline: 1}``) and *replaces*
+   the value at that path; missing intermediate mappings are created.
+3. ``name`` defaults to the stem of the file named on the command line (``smoke`` for ``smoke.yml``).
+
+`load_config` then validates the result against `TrainConfig`. Every problem is a `ConfigError` whose
+message is one line naming the file the offending key came from (``extends`` is tracked, and a bad
+override says ``--set``), the key path, what was wrong and what was expected, with the closest valid key
+for a typo::
+
+    configs/smoke.yml: ppo.minibatch_sise: unknown key; expected one of clip_param, ... (did you mean
+    'minibatch_size'?)
+
+Numbers: YAML 1.1, which PyYAML implements, reads ``1e-4`` as a *string*; this loader also reads it as a
+float (YAML 1.2), so exponent notation works in files and in ``--set``. An integral float such as
+``1e6`` is accepted wherever a count is expected.
+
+Example:
+    >>> cfg = load_config("configs/nh.yml", ["ppo.lr=1e-4"])  # doctest: +SKIP
+    >>> cfg.ppo.lr.to_rllib()
+    (0.0001, None)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import itertools
+import os
+import re
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from envs.nh.contract import frame_offsets
+from envs.nh.params import FightParams, ParamError
+from envs.nh.rewards import RewardWeights
+from envs.opponents import LADDER
+from policies.network_config import ACTIVATIONS, NetworkConfig, NetworkConfigError
+
+__all__ = [
+    "EVAL_OPPONENTS",
+    "OPPONENT_KINDS",
+    "SET_SOURCE",
+    "CheckpointConfig",
+    "ConfigError",
+    "EnvConfig",
+    "EvaluationConfig",
+    "LoggingConfig",
+    "OpponentsConfig",
+    "PPOConfig",
+    "RayConfig",
+    "RunnersConfig",
+    "Schedule",
+    "StopConfig",
+    "TrainConfig",
+    "dump_config",
+    "load_config",
+    "resolve_config_dict",
+]
+
+SELF_PLAY = "self_play"
+BASELINE = "baseline"
+EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
+"""Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
+OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS)
+"""Valid keys of `OpponentsConfig.mix`. Extend this tuple (e.g. with league kinds) to admit new kinds."""
+SET_SOURCE = "--set"
+"""The 'file' a `ConfigError` names when the bad key came from a command-line override."""
+LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR")
+_RESERVED_PARAMS: dict[str, str] = {
+    "opponent": "the trainer picks each episode's opponent from opponents.mix",
+    "first_player_baseline": "a tools-only switch that would put a scripted bot in the agent's seat",
+}
+"""§13.1 reset options that a training config may not set, with the reason shown in the error."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------------------------------------
+
+
+class ConfigError(Exception):
+    """A config file, ``extends`` chain or ``--set`` override is wrong; ``str()`` is one line.
+
+    The line reads ``"<file>: <key.path>: <what was wrong>; expected <what> (did you mean 'x'?)"``.
+
+    Attributes:
+        file: The file the offending key came from (through ``extends``), or ``"--set"``.
+        key: The dotted key path (``ppo.lr``), or None for a problem with the file as a whole.
+        message: Everything after the key: the problem, what was expected and any suggestion.
+    """
+
+    def __init__(self, file: str, key: str | None, message: str) -> None:
+        self.file = file
+        self.key = key
+        self.message = " ".join(message.split())  # one line, whatever the wrapped exception said
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.key}: " if self.key else f"{self.file}: "
+        return where + self.message
+
+
+class _Invalid(ValueError):
+    """A value problem raised by this module's validators, split into the parts of a `ConfigError`.
+
+    `field` names a sub-key below the location pydantic reports (a cross-field check on the ``ppo``
+    section blames ``minibatch_size``; a bad reward weight blames its own name). `related` lists the
+    other keys of a cross-field check, relative to the same location: the error names the file that
+    wrote the last of them, since that write is what made the combination impossible.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        expected: str | None = None,
+        *,
+        field: str | None = None,
+        suggestion: str | None = None,
+        related: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(_compose(problem, expected, suggestion))
+        self.problem, self.expected, self.field, self.suggestion = problem, expected, field, suggestion
+        self.related = related
+
+    def to_pydantic(self) -> PydanticCustomError:
+        """The same problem as a pydantic error, whose context carries the parts through validation."""
+        ctx = {
+            "problem": self.problem,
+            "expected": self.expected,
+            "field": self.field,
+            "suggestion": self.suggestion,
+            "related": self.related,
+        }
+        return PydanticCustomError("config_problem", "{problem}", ctx)
+
+
+def _compose(problem: str, expected: str | None, suggestion: str | None) -> str:
+    text = problem
+    if expected:
+        text += f"; expected {expected}"
+    if suggestion:
+        text += f" (did you mean {suggestion!r}?)"
+    return text
+
+
+def _closest(word: object, choices: Sequence[str]) -> str | None:
+    """The valid name most like `word` (difflib), for 'did you mean' hints; None when nothing is close."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _one_of(names: Sequence[str]) -> str:
+    """'one of a, b, c' for a short list; long lists (reward weights) are summarised instead of dumped."""
+    names = sorted(names)
+    if len(names) <= 16:
+        return "one of " + ", ".join(names)
+    return f"one of {len(names)} names ({', '.join(names[:4])}, ...)"
+
+
+def _describe(value: object) -> str:
+    """`value` as the user wrote it, in YAML terms: ``'high' (a string)``, ``null``, ``[1, 2] (a list)``."""
+    if value is None:
+        return "null"
+    kinds = {
+        bool: "true/false",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }
+    kind = kinds.get(type(value), type(value).__name__)
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({kind})"
+
+
+def _validator(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Wrap a validator so that `_Invalid` reaches pydantic as a structured `PydanticCustomError`."""
+
+    def wrapped(value: Any) -> Any:
+        try:
+            return fn(value)
+        except _Invalid as exc:
+            raise exc.to_pydantic() from None
+
+    wrapped.__name__ = getattr(fn, "__name__", "validator")
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Field types
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _integral(value: Any) -> Any:
+    """YAML reads ``1e6`` as a float: accept an integral float where a count is expected."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+PositiveInt = Annotated[int, BeforeValidator(_integral), Field(gt=0)]
+NonNegativeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """A constant, or a piecewise-linear schedule over the trainer's sampled env steps.
+
+    YAML: a number, or a list of ``[env_step, value]`` pairs with strictly increasing steps starting at
+    0, interpolated linearly and holding the last value afterwards. This is the ``lr_schedule`` /
+    ``entropy_coeff_schedule`` format of RLlib's old API stack, so `to_rllib` passes it through unchanged.
+    """
+
+    points: tuple[tuple[int, float], ...]
+    """``(env_step, value)`` pairs; a constant is the single pair ``(0, value)``."""
+
+    @classmethod
+    def constant(cls, value: float) -> Schedule:
+        """The schedule that is `value` at every step."""
+        return cls(((0, float(value)),))
+
+    @classmethod
+    def parse(cls, raw: Any) -> Schedule:
+        """Read the YAML form (a number or ``[[step, value], ...]``).
+
+        Raises:
+            ValueError: Not a number or a list of pairs, steps not integers, not starting at 0 or not
+                strictly increasing.
+        """
+        if isinstance(raw, Schedule):
+            return raw
+        if _is_number(raw):
+            return cls.constant(raw)
+        shape = "a number or a list of [env_step, value] pairs starting at step 0"
+        if not isinstance(raw, list | tuple) or not raw:
+            raise _Invalid(f"got {_describe(raw)}", shape)
+        points: list[tuple[int, float]] = []
+        for pair in raw:
+            if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(_is_number(x) for x in pair):
+                raise _Invalid(f"got {_describe(pair)} in the schedule", f"{shape}, e.g. [[0, 3e-4], [1e6, 1e-4]]")
+            step, value = _integral(pair[0]), float(pair[1])
+            if not isinstance(step, int) or step < 0:
+                raise _Invalid(f"got step {pair[0]!r}", "env steps that are non-negative integers")
+            points.append((step, value))
+        if points[0][0] != 0:
+            raise _Invalid(f"the schedule starts at step {points[0][0]}", "a first pair at step 0, [0, initial]")
+        steps = [s for s, _ in points]
+        if any(b <= a for a, b in itertools.pairwise(steps)):
+            raise _Invalid(f"steps {steps} are not strictly increasing", "strictly increasing env steps")
+        return cls(tuple(points))
+
+    @property
+    def initial(self) -> float:
+        """The value at step 0."""
+        return self.points[0][1]
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        """Every breakpoint's value (the schedule's range, for bounds checks)."""
+        return tuple(v for _, v in self.points)
+
+    def value_at(self, step: float) -> float:
+        """The value after `step` env steps: linear between breakpoints, the last value held after them."""
+        if step <= self.points[0][0]:
+            return self.points[0][1]
+        for (s0, v0), (s1, v1) in itertools.pairwise(self.points):
+            if step < s1:
+                return v0 + (v1 - v0) * (step - s0) / (s1 - s0)
+        return self.points[-1][1]
+
+    def to_rllib(self) -> tuple[float, list[list[float]] | None]:
+        """``(initial value, schedule or None)`` for RLlib's ``lr``/``lr_schedule`` style pairs of settings."""
+        if len(self.points) == 1:
+            return self.initial, None
+        return self.initial, [[s, v] for s, v in self.points]
+
+    def to_plain(self) -> float | list[list[float]]:
+        """The YAML form: a number for a constant, else the list of pairs (`parse` reads it back)."""
+        if len(self.points) == 1:
+            return self.initial
+        return [[s, v] for s, v in self.points]
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            _validator(cls.parse),
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda s: s.to_plain()),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        pair = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "number"}], "minItems": 2}
+        return {"anyOf": [{"type": "number"}, {"type": "array", "items": pair, "minItems": 1}]}
+
+
+def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Schedule]:
+    """An after-validator requiring every breakpoint of a schedule to be > (or ≥) `lower`."""
+    sign = "≥" if inclusive else ">"
+
+    def check(schedule: Schedule) -> Schedule:
+        for value in schedule.values:
+            if value < lower or (value == lower and not inclusive):
+                raise _Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
+        return schedule
+
+    return _validator(check)
+
+
+PositiveSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=False))]
+NonNegativeSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=True))]
+
+
+def _network_config(value: Any) -> NetworkConfig:
+    """Validate the ``model`` section with `NetworkConfig.from_dict`, blaming the exact key."""
+    if isinstance(value, NetworkConfig):
+        return value
+    if not isinstance(value, Mapping):
+        raise _Invalid(f"got {_describe(value)}", "a mapping of network options")
+    names = [f.name for f in dataclasses.fields(NetworkConfig)]
+    for key in value:
+        if key not in names:
+            raise _Invalid("unknown key", _one_of(names), field=str(key), suggestion=_closest(key, names))
+    try:
+        return NetworkConfig.from_dict(value)
+    except NetworkConfigError as exc:
+        hint = _closest(value.get(exc.key), ACTIVATIONS) if exc.key == "activation" else None
+        raise _Invalid(exc.detail, field=exc.key, suggestion=hint) from None
+    except TypeError as exc:  # a list where a number goes, caught by Python before the checks run
+        raise _Invalid(str(exc)) from None
+
+
+ModelField = Annotated[
+    NetworkConfig,
+    PlainValidator(_validator(_network_config), json_schema_input_type=dict[str, Any]),
+    PlainSerializer(lambda n: n.to_dict(), return_type=dict[str, Any]),
+]
+
+
+def _fragment_length(value: Any) -> int | Literal["auto"]:
+    """A positive integer or ``"auto"``; written by hand so that a bad value gives one clear error."""
+    value = _integral(value)
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return value  # type: ignore[no-any-return]
+    raise _Invalid(f"got {_describe(value)}", 'a positive integer or "auto" (train batch / number of envs)')
+
+
+def _frame_stack(value: Any) -> int | list[int]:
+    """Frame stacking as `envs.nh.contract.frame_offsets` accepts it (spec §15.3), kept as written."""
+    value = _integral(value)
+    if not (isinstance(value, int | list) and not isinstance(value, bool)):
+        raise _Invalid(f"got {_describe(value)}", "a frame count ≥ 1 or a list of frame offsets such as [0, 1, 3]")
+    try:
+        frame_offsets(value)
+    except (TypeError, ValueError) as exc:
+        raise _Invalid(str(exc), "a frame count ≥ 1 or a non-empty list of offsets ≥ 0") from None
+    return list(value) if isinstance(value, list) else value
+
+
+def _log_level(value: str) -> str:
+    upper = value.upper()
+    if upper not in LOG_LEVELS:
+        raise _Invalid(f"got {value!r}", _one_of(LOG_LEVELS), suggestion=_closest(upper, LOG_LEVELS))
+    return upper
+
+
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+
+
+def _experiment_name(value: str) -> str:
+    if not _NAME_PATTERN.match(value):
+        raise _Invalid(
+            f"got {value!r}",
+            "letters, digits, '.', '_' or '-', as it names the experiment directory "
+            "(set name: when the file's stem does not fit)",
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------------------------------------
+
+
+class _Section(BaseModel):
+    """Shared settings: unknown keys are errors, types are strict (no ``"3"`` for 3), values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+
+
+class RayConfig(_Section):
+    """Where Ray runs: an embedded local instance (the laptop default) or an existing cluster."""
+
+    address: str | None = None
+    """None starts an embedded local Ray; ``auto`` or ``HOST:PORT`` joins a running cluster."""
+    num_cpus: PositiveInt | None = None
+    """CPUs the embedded Ray may use; None lets Ray count the machine's cores (ignored on a cluster)."""
+    include_dashboard: bool = True
+    """Start Ray's dashboard with an embedded Ray (the live view of actors and resources)."""
+    dashboard_host: str = "127.0.0.1"
+    """Interface the dashboard binds to; loopback so a laptop run is not exposed to the network."""
+    dashboard_port: int = Field(8265, ge=1, le=65535)
+    """Dashboard port; 8265 is Ray's usual one."""
+
+
+class EnvConfig(_Section):
+    """The NH environment: §13.1 reset parameters, §17 reward weights and §15.3 frame stacking."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+    """§13.1 reset options given to every episode (checked by `FightParams.from_options`); empty keeps the
+    simulator defaults, the presets write out the §13.3 core training values."""
+    reward_weights: dict[str, Any] = Field(default_factory=dict)
+    """§17 reward weights (`RewardWeights` names; a number or ``[a, b, n]`` = linear a→b over n training
+    iterations); empty keeps the §17.3 environment defaults, the presets write out §17.4."""
+    frame_stack: Annotated[int | list[int], PlainValidator(_validator(_frame_stack))] = 1
+    """Frames the policy sees: a count n (offsets 0..n-1) or a list of offsets; 1 as in §13.3."""
+
+    @field_validator("params")
+    @classmethod
+    def _check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        fields = sorted(f.name for f in dataclasses.fields(FightParams) if f.name != "extra")
+        for key, value in params.items():
+            if key in _RESERVED_PARAMS:
+                raise _Invalid(
+                    f"cannot be set in a training config: {_RESERVED_PARAMS[key]}",
+                    "one of the other §13.1 reset options",
+                    field=key,
+                ).to_pydantic()
+            try:
+                FightParams.from_options({key: value})
+            except ParamError as exc:
+                if key not in fields and "unknown" in str(exc):
+                    allowed = [f for f in fields if f not in _RESERVED_PARAMS]
+                    raise _Invalid(
+                        "unknown reset option",
+                        f"a §13.1 option, {_one_of(allowed)}",
+                        field=key,
+                        suggestion=_closest(key, allowed),
+                    ).to_pydantic() from None
+                raise _Invalid(str(exc), field=key).to_pydantic() from None
+        try:
+            FightParams.from_options(params)
+        except ParamError as exc:
+            raise _Invalid(str(exc)).to_pydantic() from None
+        return params
+
+    @field_validator("reward_weights")
+    @classmethod
+    def _check_reward_weights(cls, weights: dict[str, Any]) -> dict[str, Any]:
+        hints = typing.get_type_hints(RewardWeights)
+        names = [f.name for f in dataclasses.fields(RewardWeights)]
+        for key, value in weights.items():
+            if key not in names:
+                raise _Invalid(
+                    "unknown reward weight",
+                    f"a §17 weight, {_one_of(names)}",
+                    field=str(key),
+                    suggestion=_closest(key, names),
+                ).to_pydantic()
+            problem = _reward_weight_problem(hints[key], value)
+            if problem is not None:
+                raise _Invalid(f"got {_describe(value)}", problem, field=key).to_pydantic()
+        try:
+            RewardWeights.from_mapping(_tuples(weights))
+        except (TypeError, ValueError) as exc:
+            raise _Invalid(str(exc)).to_pydantic() from None
+        return weights
+
+    def to_fight_params(self) -> FightParams:
+        """`params` as the simulator's validated `FightParams` (defaults filled in)."""
+        return FightParams.from_options(self.params)
+
+    def to_reward_weights(self) -> RewardWeights:
+        """`reward_weights` as a `RewardWeights` (schedules as tuples, defaults filled in)."""
+        return RewardWeights.from_mapping(_tuples(self.reward_weights))
+
+
+def _reward_weight_problem(hint: Any, value: Any) -> str | None:
+    """What a reward weight of type `hint` should be, or None when `value` fits (spec §17.3, §17.4)."""
+    if hint is bool:
+        return None if isinstance(value, bool) else "true or false"
+    if hint is float:
+        return None if _is_number(value) else "a number"
+    schedule = "a number or [a, b, n] (linear a→b over n > 0 training iterations)"
+    if _is_number(value):
+        return None
+    if isinstance(value, list) and len(value) == 3 and all(_is_number(x) for x in value) and value[2] > 0:
+        return None
+    return schedule
+
+
+def _tuples(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in mapping.items()}
+
+
+class OpponentsConfig(_Section):
+    """Who the learning agent fights during training: each opponent kind's share of the episodes."""
+
+    mix: dict[str, float] = Field(default_factory=lambda: {BASELINE: 1.0})
+    """Episode share per kind (``self_play``, ``baseline`` or a ladder name), normalised to sum to 1;
+    the spec's baseline alone is the simplest curriculum that still teaches NH basics."""
+
+    @field_validator("mix")
+    @classmethod
+    def _check_mix(cls, mix: dict[str, float]) -> dict[str, float]:
+        for name, weight in mix.items():
+            if name not in OPPONENT_KINDS:
+                raise _Invalid(
+                    "unknown opponent kind",
+                    _one_of(OPPONENT_KINDS),
+                    field=name,
+                    suggestion=_closest(name, OPPONENT_KINDS),
+                ).to_pydantic()
+            if weight < 0:
+                raise _Invalid(f"got {weight!r}", "a share ≥ 0", field=name).to_pydantic()
+        if not any(w > 0 for w in mix.values()):
+            raise _Invalid(f"every share is zero ({mix})", "at least one opponent kind with a share > 0").to_pydantic()
+        return mix
+
+    def normalized(self) -> dict[str, float]:
+        """The kinds with a positive share, mapped to their probability (the shares sum to 1)."""
+        total = sum(self.mix.values())
+        return {name: w / total for name, w in self.mix.items() if w > 0}
+
+
+class PPOConfig(_Section):
+    """PPO's hyperparameters, all explicit: RLlib's defaults are not the ones that train NH agents."""
+
+    gamma: float = Field(0.99, gt=0, le=1)
+    """Discount per tick; 0.99 gives a ~100-tick horizon, longer than a typical kill sequence."""
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    """GAE λ: bias/variance trade-off of the advantage estimate; 0.95 is the usual PPO value."""
+    clip_param: float = Field(0.2, gt=0)
+    """PPO's policy-ratio clip ε; 0.2 as in the PPO paper."""
+    vf_clip_param: float | None = Field(10.0, gt=0)
+    """RLlib clips the *squared* value error at this; 10 only catches outliers (returns are within ±~3);
+    null turns it off."""
+    vf_loss_coeff: float = Field(0.5, ge=0)
+    """Weight of the value loss in the total loss (0.5, CleanRL's value)."""
+    entropy_coeff: NonNegativeSchedule = Schedule.constant(0.01)
+    """Entropy bonus, a constant or ``[[step, value], ...]``; 0.01 keeps the 12 action heads exploring."""
+    lr: PositiveSchedule = Schedule.constant(3e-4)
+    """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
+    grad_clip: float | None = Field(0.5, gt=0)
+    """Global gradient-norm clip (null = off); 0.5 as in CleanRL and SB3."""
+    kl_coeff: float = Field(0.0, ge=0)
+    """Initial coefficient of RLlib's adaptive KL penalty; 0 disables it (the ratio clip is enough)."""
+    kl_target: float = Field(0.01, gt=0)
+    """Target KL of the adaptive penalty (only read when kl_coeff > 0)."""
+    train_batch_size: PositiveInt = 8192
+    """Env steps per training iteration."""
+    minibatch_size: PositiveInt = 1024
+    """Steps per SGD minibatch (≤ train_batch_size); 8 minibatches per epoch with the defaults."""
+    num_epochs: PositiveInt = 4
+    """SGD passes over each train batch; 4 reuses samples without drifting far from the behaviour policy."""
+    rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_validator(_fragment_length))] = "auto"
+    """Steps each env contributes per sample call; ``auto`` = train batch / total envs, so batches fill evenly."""
+
+    @model_validator(mode="after")
+    def _check_sizes(self) -> PPOConfig:
+        if self.minibatch_size > self.train_batch_size:
+            raise _Invalid(
+                f"minibatch_size {self.minibatch_size} > train_batch_size {self.train_batch_size}",
+                "minibatch_size ≤ train_batch_size",
+                field="minibatch_size",
+                related=("train_batch_size",),
+            ).to_pydantic()
+        return self
+
+    @property
+    def num_minibatches(self) -> int:
+        """Minibatches per epoch (derived; RLlib keeps a partial last one)."""
+        return -(-self.train_batch_size // self.minibatch_size)
+
+
+class RunnersConfig(_Section):
+    """How sampling is spread over processes (RLlib env runners) and vectorised envs."""
+
+    num_env_runners: NonNegativeInt = 1
+    """Sampling processes; 0 samples in the driver. One runner plus the learner fills a 2-core laptop."""
+    num_envs_per_env_runner: PositiveInt = 16
+    """Envs stepped together per runner, so the policy runs on batches of 16 instead of 1."""
+    num_cpus_per_env_runner: float = Field(1.0, ge=0)
+    """CPUs Ray reserves per runner; one, as the simulator is single-threaded Python."""
+    sample_timeout_s: float = Field(120.0, gt=0)
+    """Seconds a sample call may take before RLlib gives up on a runner; generous for slow laptops."""
+
+    @property
+    def total_envs(self) -> int:
+        """Envs sampling in parallel (derived): the driver's when there are no runners."""
+        return max(1, self.num_env_runners) * self.num_envs_per_env_runner
+
+
+class EvaluationConfig(_Section):
+    """Periodic evaluation fights, the source of win rates (training-batch win rates are biased)."""
+
+    interval: NonNegativeInt = 5
+    """Training iterations between evaluations; 0 turns evaluation off."""
+    fights: PositiveInt = 200
+    """Fights per opponent per evaluation; 200 gives a win-rate 95 % interval of about ±7 points."""
+    opponents: list[str] = Field(default_factory=lambda: [BASELINE])
+    """Opponents to evaluate against: ``baseline`` or ladder names (no self-play: it has no fixed target)."""
+    deterministic: bool = True
+    """Evaluate the greedy policy (most likely value of every head): what a deployed bot plays."""
+    stochastic: bool = False
+    """Also evaluate the sampling policy (what training sees); off by default as it doubles the cost."""
+    seed: NonNegativeInt = 1_000_000
+    """Base seed of evaluation fights, far from training seeds so the two never share an episode."""
+
+    @field_validator("opponents")
+    @classmethod
+    def _check_opponents(cls, opponents: list[str]) -> list[str]:
+        for name in opponents:
+            if name not in EVAL_OPPONENTS:
+                raise _Invalid(
+                    f"unknown opponent {name!r}", _one_of(EVAL_OPPONENTS), suggestion=_closest(name, EVAL_OPPONENTS)
+                ).to_pydantic()
+        if len(set(opponents)) != len(opponents):
+            raise _Invalid(f"{opponents} names an opponent twice", "each opponent once").to_pydantic()
+        return opponents
+
+    @model_validator(mode="after")
+    def _check_enabled(self) -> EvaluationConfig:
+        if self.interval > 0 and not self.opponents:
+            raise _Invalid(
+                "no opponents while evaluation is on", "at least one opponent (or interval 0)", field="opponents"
+            ).to_pydantic()
+        if self.interval > 0 and not (self.deterministic or self.stochastic):
+            raise _Invalid(
+                "both deterministic and stochastic are false while evaluation is on",
+                "at least one of them true (or interval 0)",
+                field="deterministic",
+                related=("interval", "stochastic"),
+            ).to_pydantic()
+        return self
+
+
+class CheckpointConfig(_Section):
+    """When checkpoints are written and which are kept."""
+
+    interval: NonNegativeInt = 5
+    """Training iterations between checkpoints; 0 writes only the final one."""
+    keep_last: PositiveInt = 3
+    """Most recent checkpoints kept on disk (older ones are deleted); 3 bounds a laptop's disk use."""
+    keep_best: bool = True
+    """Also keep the checkpoint with the best evaluation win rate (needs evaluation.interval > 0)."""
+
+
+class StopConfig(_Section):
+    """When training stops: at whichever set limit comes first (at least one must be set)."""
+
+    iterations: PositiveInt | None = None
+    """Training iterations; null = no limit."""
+    env_steps: PositiveInt | None = None
+    """Sampled env steps; null = no limit."""
+    minutes: float | None = Field(60.0, gt=0)
+    """Wall-clock minutes; an hour is a useful first laptop run."""
+
+    @model_validator(mode="after")
+    def _check_some_limit(self) -> StopConfig:
+        if self.iterations is None and self.env_steps is None and self.minutes is None:
+            raise _Invalid(
+                "no limit is set", "at least one of stop.iterations, stop.env_steps, stop.minutes"
+            ).to_pydantic()
+        return self
+
+
+class LoggingConfig(_Section):
+    """What a run reports while it trains."""
+
+    tensorboard: bool = True
+    """Write TensorBoard event files (``charts/``, ``losses/``, ``eval/`` scalars) in the experiment dir."""
+    live: bool = True
+    """Show the live terminal view; turn off in CI and on clusters where nobody watches a terminal."""
+    log_level: Annotated[str, AfterValidator(_validator(_log_level))] = "INFO"
+    """Python logging level of the application (DEBUG, INFO, WARNING, ERROR)."""
+
+
+class TrainConfig(_Section):
+    """One training job, as resolved from a YAML file (see the module docstring); `load_config` builds it."""
+
+    name: Annotated[str, AfterValidator(_validator(_experiment_name))] = "nh"
+    """Experiment name (the directory under experiments_dir); the loader defaults it to the file's stem."""
+    seed: NonNegativeInt = 0
+    """Base seed of the run (env runners, envs and the network derive theirs from it)."""
+    experiments_dir: str = "experiments"
+    """Where experiment directories are created, relative to the current directory."""
+    ray: RayConfig = RayConfig()
+    """Ray: local or cluster."""
+    env: EnvConfig = EnvConfig()
+    """The environment: reset parameters, reward weights, frame stacking."""
+    opponents: OpponentsConfig = OpponentsConfig()
+    """The training opponents' mix."""
+    model: ModelField = NetworkConfig()
+    """Policy and value network sizes (`policies.network_config.NetworkConfig`)."""
+    ppo: PPOConfig = PPOConfig()
+    """PPO hyperparameters."""
+    runners: RunnersConfig = RunnersConfig()
+    """Sampling processes and envs."""
+    evaluation: EvaluationConfig = EvaluationConfig()
+    """Evaluation cadence and opponents."""
+    checkpoint: CheckpointConfig = CheckpointConfig()
+    """Checkpoint cadence and retention."""
+    stop: StopConfig = StopConfig()
+    """Stop criteria."""
+    logging: LoggingConfig = LoggingConfig()
+    """TensorBoard, terminal view, log level."""
+
+    @model_validator(mode="after")
+    def _check_across_sections(self) -> TrainConfig:
+        if self.checkpoint.keep_best and self.evaluation.interval == 0:
+            raise _Invalid(
+                "keep_best needs evaluation win rates but evaluation is off (evaluation.interval 0)",
+                "keep_best false, or evaluation.interval > 0",
+                field="checkpoint.keep_best",
+                related=("evaluation.interval",),
+            ).to_pydantic()
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain YAML/JSON-ready values (schedules and the network in their YAML form); loads back equal."""
+        return _plain(self.model_dump(mode="python"))
+
+
+def _plain(value: Any) -> Any:
+    """Tuples to lists and enums to their names, recursively, so that YAML's safe dumper can write the
+    value (`env.params` may hold `Build` members when a config is built in code)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, enum.Enum):
+        return value.name
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# YAML
+# ---------------------------------------------------------------------------------------------------------
+
+_FLOAT_12 = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+"""Exponent floats without a dot (``1e-4``), which YAML 1.2 reads as numbers and PyYAML's 1.1 does not."""
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loading plus YAML 1.2 exponent floats, and duplicate keys as errors (PyYAML keeps the last)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumping that quotes strings `_Loader` would read as floats, so a dump loads back equal."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))
+
+
+def _represent_list(dumper: _Dumper, data: list[Any]) -> yaml.Node:
+    """Lists of scalars, and lists of such lists (schedules), on one line; anything else in block style."""
+    flat = all(
+        not isinstance(x, dict | list) or (isinstance(x, list) and not any(isinstance(y, dict | list) for y in x))
+        for x in data
+    )
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (the later one would silently win)", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"invalid YAML{where}: {problem}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading: extends, overrides, provenance
+# ---------------------------------------------------------------------------------------------------------
+
+KeyPath = tuple[str, ...]
+Provenance = dict[KeyPath, str]
+"""Where each key of the resolved mapping was last written: a file, or `SET_SOURCE`."""
+
+
+def _record(node: Any, prefix: KeyPath, source: str, prov: Provenance) -> None:
+    prov[prefix] = source
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            _record(value, (*prefix, str(key)), source, prov)
+
+
+def _replace_under(path: KeyPath, value: Any, source: str, prov: Provenance) -> None:
+    for key in [k for k in prov if k[: len(path)] == path]:
+        del prov[key]
+    _record(value, path, source, prov)
+
+
+def _merge(
+    base: dict[str, Any], over: Mapping[str, Any], prov: Provenance, over_prov: Provenance, prefix: KeyPath = ()
+) -> dict[str, Any]:
+    """Deep-merge `over` into a copy of `base`: mappings merge, anything else replaces (with its provenance)."""
+    out = dict(base)
+    for key, value in over.items():
+        path = (*prefix, str(key))
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            prov.setdefault(path, over_prov[path])
+            out[key] = _merge(dict(out[key]), value, prov, over_prov, path)
+        else:
+            out[key] = value
+            for k in [k for k in prov if k[: len(path)] == path]:
+                del prov[k]
+            prov.update({k: v for k, v in over_prov.items() if k[: len(path)] == path})
+    return out
+
+
+def _read_yaml(file: str) -> dict[str, Any]:
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(file, None, _compose("file not found", "a YAML config file", _sibling_hint(file))) from None
+    except IsADirectoryError:
+        raise ConfigError(file, None, "is a directory; expected a YAML config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(file, None, f"cannot read the file ({exc})") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(file, None, _yaml_problem(exc)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        sections = ", ".join(TrainConfig.model_fields)
+        raise ConfigError(
+            file, None, f"the top level is {_describe(data)}; expected a mapping of sections ({sections})"
+        )
+    return data
+
+
+def _sibling_hint(file: str) -> str | None:
+    """The closest ``.yml`` file name in the same directory, for a mistyped path."""
+    path = Path(file)
+    try:
+        siblings = [p.name for p in path.parent.iterdir() if p.suffix in (".yml", ".yaml")]
+    except OSError:
+        return None
+    close = _closest(path.name, siblings)
+    return str(path.parent / close) if close else None
+
+
+def _load_tree(file: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], Provenance, list[str]]:
+    """`file` with its ``extends`` chain merged in, the provenance of every key, and the chain's files
+    from the root ancestor down to `file` (later files win)."""
+    data = _read_yaml(file)
+    parent = data.pop("extends", None)
+    prov: Provenance = {}
+    _record(data, (), file, prov)
+    if parent is None:
+        return data, prov, [file]
+    if not isinstance(parent, str) or not parent.strip():
+        raise ConfigError(
+            file, "extends", f"got {_describe(parent)}; expected the path of another config file, relative to this one"
+        )
+    parent_file = os.path.normpath(os.path.join(os.path.dirname(file), parent))
+    if os.path.realpath(parent_file) in [os.path.realpath(f) for f in (*chain, file)]:
+        cycle = " -> ".join((*chain, file, parent_file))
+        raise ConfigError(
+            file, "extends", f"extends cycle {cycle}; expected a chain that ends in a file without extends"
+        )
+    if not os.path.isfile(parent_file):
+        hint = _sibling_hint(parent_file)
+        raise ConfigError(
+            file,
+            "extends",
+            _compose(f"file {parent_file} not found", "a path relative to this file", hint and Path(hint).name),
+        )
+    base, base_prov, files = _load_tree(parent_file, (*chain, file))
+    merged = _merge(base, data, base_prov, prov)
+    return merged, base_prov, [*files, file]
+
+
+def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> None:
+    """Apply one ``key.path=value`` (value read as YAML) in place; the value replaces what was there."""
+    key, sep, raw = override.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(SET_SOURCE, None, f"got {override!r}; expected key.path=value (e.g. ppo.lr=1e-4)")
+    path = tuple(part.strip() for part in key.split("."))
+    if any(not part for part in path):
+        raise ConfigError(SET_SOURCE, key, "empty part in the key path; expected dotted names such as ppo.lr")
+    if path[0] == "extends":
+        raise ConfigError(SET_SOURCE, key, "extends cannot be overridden; expected it in a config file")
+    try:
+        value = yaml.load(raw, Loader=_Loader) if raw.strip() else None  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(SET_SOURCE, key, f"cannot read the value {raw!r}: {_yaml_problem(exc)}") from None
+    node = data
+    for depth, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+            prov[path[: depth + 1]] = SET_SOURCE
+        elif not isinstance(child, dict):
+            raise ConfigError(
+                SET_SOURCE,
+                key,
+                f"{'.'.join(path[: depth + 1])} is {_describe(child)}, not a "
+                "mapping; expected a key path into a section",
+            )
+        node = child
+    node[path[-1]] = value
+    _replace_under(path, value, SET_SOURCE, prov)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """A resolved mapping with what is needed to blame the right source for a problem in it."""
+
+    data: dict[str, Any]
+    prov: Provenance
+    sources: tuple[str, ...]
+    """Every source in the order it was applied: the root ancestor first, ``--set`` last."""
+
+    def blame(self, path: KeyPath, related: Sequence[KeyPath] = ()) -> str:
+        """The source of the key at `path`: its own for a key that was written; for a section or a key
+        left at its default, the last source that wrote anything in the nearest written section. With
+        `related` keys (a cross-field check), the last of their sources and that of `path`."""
+        if related:
+            return max((self.blame(p) for p in (path, *related)), key=self.sources.index)
+        for end in range(len(path), 0, -1):
+            prefix = path[:end]
+            if prefix in self.prov:
+                writers = {src for key, src in self.prov.items() if key[:end] == prefix}
+                return max(writers, key=self.sources.index)
+        return self.sources[-2]  # nothing of it was written: the file named on the command line
+
+
+def _resolve(path: str | os.PathLike[str], overrides: Sequence[str]) -> _Resolved:
+    file = os.fspath(path)
+    data, prov, files = _load_tree(file, ())
+    for override in overrides:
+        _apply_override(data, prov, override)
+    if "name" not in data:
+        data["name"] = Path(file).stem
+        prov[("name",)] = file
+    return _Resolved(data, prov, (*files, SET_SOURCE))
+
+
+def resolve_config_dict(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The config mapping after ``extends`` and overrides, before validation (``name`` filled in).
+
+    Raises:
+        ConfigError: A missing or unreadable file, invalid YAML, a top level that is not a mapping, an
+            ``extends`` cycle or a malformed override.
+    """
+    return _resolve(path, overrides).data
+
+
+def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TrainConfig:
+    """Resolve `path` (``extends``, then `overrides` in order) and validate it as a `TrainConfig`.
+
+    Args:
+        path: The YAML file.
+        overrides: ``key.path=value`` strings (``--set``), the value read as YAML.
+
+    Returns:
+        The validated, frozen config.
+
+    Raises:
+        ConfigError: Anything wrong, as one line naming the file the bad key came from, the key path,
+            the problem and what was expected.
+    """
+    resolved = _resolve(path, overrides)
+    try:
+        return TrainConfig.model_validate(resolved.data)
+    except ValidationError as exc:
+        raise _config_error(exc, resolved) from None
+
+
+def dump_config(cfg: TrainConfig, header: str | None = None) -> str:
+    """`cfg` as YAML, every value written out; `load_config` of the text gives an equal config.
+
+    Args:
+        cfg: The config.
+        header: Optional comment lines put on top (each prefixed with ``# ``).
+    """
+    text = yaml.dump(
+        cfg.to_dict(), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True
+    )
+    if header:
+        text = "".join(f"# {line}\n" for line in header.splitlines()) + text
+    return text
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Validation errors → ConfigError
+# ---------------------------------------------------------------------------------------------------------
+
+_EXPECTED_TYPE = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "finite_number": "a finite number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "dict_type": "a mapping",
+    "list_type": "a list",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+_EXPECTED_BOUND = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
+_BOUND_CTX = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
+
+
+def _section_keys(loc: Sequence[Any]) -> list[str]:
+    """The valid keys of the model at `loc` (a path of section names below `TrainConfig`)."""
+    model: type[BaseModel] = TrainConfig
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _config_error(exc: ValidationError, resolved: _Resolved) -> ConfigError:
+    """The first validation problem as a one-line `ConfigError` blaming the key's own file."""
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(str(p) for p in err["loc"])
+    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    related: list[KeyPath] = []
+    if loc and loc[-1] == "[key]":  # a mapping key of the wrong type, e.g. `1:` where a name goes
+        loc = loc[:-1]
+        message = _compose(f"the key {_describe(value)} is not a name", "a string key", None)
+    elif kind == "config_problem":
+        related = [(*loc, *str(r).split(".")) for r in ctx.get("related") or ()]
+        if ctx.get("field"):
+            loc = (*loc, *str(ctx["field"]).split("."))
+        message = _compose(ctx["problem"], ctx.get("expected"), ctx.get("suggestion"))
+    elif kind == "extra_forbidden":
+        valid = _section_keys(loc[:-1])
+        message = _compose("unknown key", _one_of(valid), _closest(loc[-1], valid))
+    elif kind in _EXPECTED_TYPE:
+        message = _compose(f"got {_describe(value)}", _EXPECTED_TYPE[kind], None)
+    elif kind in _EXPECTED_BOUND:
+        message = _compose(f"got {value!r}", f"a value {_EXPECTED_BOUND[kind]} {ctx[_BOUND_CTX[kind]]}", None)
+    elif kind == "value_error" and "error" in ctx:
+        message = str(ctx["error"])
+    else:
+        message = f"{err['msg']} (got {_describe(value)})"
+    key = ".".join(loc) or None
+    return ConfigError(resolved.blame(loc, related), key, message)

@@ -1,0 +1,284 @@
+"""Model files: one self-describing file per exported policy, loadable with torch alone.
+
+A model file is a TorchScript archive (`torch.jit.save`) of `NHPolicyNetwork` (actor heads, critic and the
+running normalisation statistics, which are buffers) with two extra entries:
+
+* ``osrs_rllib_meta.json``: the file format, the contract version (`envs.nh.contract.CONTRACT_VERSION`),
+  input sizes, frame stacking, the network config and free metadata (training steps, iteration,
+  experiment, training config, …);
+* ``osrs_rllib_contract.json``: the full action/observation contract, so that a client in another
+  language can encode observations and read actions without this repository.
+
+Why TorchScript plus JSON rather than a pickle or a checkpoint: the file runs without RLlib, Ray or this
+package's Python classes (the network's code travels in the archive), and loading it never unpickles
+arbitrary Python objects. The metadata is read straight from the zip before torch touches the module, so a
+wrong contract or a damaged file is reported as such instead of as a TorchScript stack trace.
+
+Loading needs `torch` and the contract's version string (`envs/nh/contract.py`, numpy only); no Ray.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from envs.nh.contract import CONTRACT_VERSION, MAX_HEAD_SIZE, NUM_HEADS, contract_json
+
+MODEL_FORMAT = "osrs-rllib-model/1"
+"""Version of the file layout itself; bump it when the meta keys or the scripted methods change."""
+META_ENTRY = "osrs_rllib_meta.json"
+CONTRACT_ENTRY = "osrs_rllib_contract.json"
+MODEL_SUFFIX = ".nhmodel"
+"""Conventional extension of model files (they are zip archives)."""
+
+
+class ModelFileError(ValueError):
+    """A model file cannot be used: damaged, not a model file, or written for another contract."""
+
+
+@dataclass
+class ModelFile:
+    """A loaded model file: the scripted network and its metadata.
+
+    `act` takes and returns numpy arrays so that callers (serving, notebooks, other tools) need no torch
+    code of their own.
+    """
+
+    path: Path
+    module: torch.jit.ScriptModule
+    meta: dict[str, Any]
+    contract: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.meta["obs_size"])
+
+    @property
+    def critic_size(self) -> int:
+        return int(self.meta["critic_size"])
+
+    @property
+    def frame_stack(self) -> list[int]:
+        return list(self.meta.get("frame_stack", [0]))
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return dict(self.meta.get("metadata", {}))
+
+    def act(
+        self,
+        obs: Any,
+        mask: Any,
+        deterministic: bool = True,
+        seed: int | None = None,
+        noise: Any = None,
+    ) -> Any:
+        """Actions (B, 12) int64 as numpy for observations (B, obs_size) and masks (B, 45); 1-D inputs give 1-D.
+
+        With `deterministic` every head takes its most probable legal value. Otherwise `noise` (uniforms of
+        shape (B, 12, MAX_HEAD_SIZE)) or `seed` makes the draw reproducible; with neither, torch's global RNG is used.
+        """
+        obs_t = torch.as_tensor(obs, dtype=torch.float32)
+        mask_t = torch.as_tensor(mask, dtype=torch.float32)
+        single = obs_t.dim() == 1
+        if single:
+            obs_t, mask_t = obs_t.unsqueeze(0), mask_t.unsqueeze(0)
+        if obs_t.shape[-1] != self.obs_size:
+            raise ValueError(f"observation has {obs_t.shape[-1]} entries, this model expects {self.obs_size}")
+        noise_t = None
+        if not deterministic:
+            if noise is not None:
+                noise_t = torch.as_tensor(noise, dtype=torch.float32)
+            elif seed is not None:
+                gen = torch.Generator().manual_seed(int(seed))
+                noise_t = torch.rand(obs_t.shape[0], NUM_HEADS, MAX_HEAD_SIZE, generator=gen)
+        with torch.no_grad():
+            actions, _ = self.module(obs_t, mask_t, deterministic, noise_t)
+        out = actions.numpy()
+        return out[0] if single else out
+
+
+def save_model_file(
+    network: torch.nn.Module,
+    path: str | os.PathLike[str],
+    *,
+    frame_stack: Sequence[int] = (0,),
+    metadata: Mapping[str, Any] | None = None,
+) -> Path:
+    """Script `network` (an `NHPolicyNetwork`) and write it atomically with its metadata.
+
+    The file appears complete or not at all: it is written to a temporary file in the same directory and
+    renamed over `path`, so a crash never leaves a half-written model where a reader expects one.
+    """
+    from policies.network import NHPolicyNetwork
+
+    if not isinstance(network, NHPolicyNetwork):
+        raise TypeError(f"expected an NHPolicyNetwork, got {type(network).__name__}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    was_training = network.training
+    network.eval()
+    try:
+        with warnings.catch_warnings():
+            # torch 2.13 marks TorchScript deprecated; it is still the one format that keeps the
+            # autoregressive sampling loop and loads without Python classes (see docs/policy.md).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            scripted = torch.jit.script(network)
+    finally:
+        network.train(was_training)
+    meta = {
+        "format": MODEL_FORMAT,
+        "contract_version": CONTRACT_VERSION,
+        "created_unix": time.time(),
+        "torch_version": torch.__version__,
+        "obs_size": network.obs_size,
+        "critic_size": network.critic_size,
+        "frame_stack": [int(o) for o in frame_stack],
+        "network": network.config.to_dict(),
+        "tensor_sha256": tensor_checksum(network),
+        "metadata": _jsonable(dict(metadata or {})),
+    }
+    extra = {META_ENTRY: json.dumps(meta, sort_keys=True, indent=1), CONTRACT_ENTRY: contract_json()}
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.jit.save(scripted, tmp, _extra_files=extra)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_model_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The metadata of a model file, read from the archive without loading the network.
+
+    Raises:
+        ModelFileError: Missing file, not a zip archive, no metadata entry, or unreadable metadata.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelFileError(f"cannot load model file {path}: expected a file, found nothing at that path")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == META_ENTRY and "/extra/" in n]
+            if not names:
+                raise ModelFileError(
+                    f"cannot load model file {path}: expected an osrs-rllib model ({MODEL_FORMAT}) with "
+                    f"an {META_ENTRY} entry, found a zip archive without one (a plain TorchScript file or a "
+                    "checkpoint? export one with `osrs-rllib export`)"
+                )
+            raw = archive.read(names[0])
+            damaged = archive.testzip()
+            if damaged is not None:
+                raise ModelFileError(
+                    f"cannot load model file {path}: expected intact archive entries, found a CRC error in {damaged}"
+                )
+    except zipfile.BadZipFile as exc:
+        raise ModelFileError(
+            f"cannot load model file {path}: expected an osrs-rllib model ({MODEL_FORMAT}, a zip archive), "
+            f"found a damaged or foreign file ({exc})"
+        ) from None
+    except (OSError, EOFError, RuntimeError, zipfile.LargeZipFile) as exc:
+        raise ModelFileError(f"cannot load model file {path}: the archive is damaged ({exc})") from None
+    try:
+        meta = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"cannot load model file {path}: its {META_ENTRY} is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ModelFileError(f"cannot load model file {path}: its {META_ENTRY} is not a JSON object")
+    return meta
+
+
+def load_model_file(path: str | os.PathLike[str], expected_contract: str = CONTRACT_VERSION) -> ModelFile:
+    """Load a model file for inference (torch only).
+
+    Raises:
+        ModelFileError: The file is missing or damaged, is not a model file, has another format version,
+            or was written for a contract other than `expected_contract`; the message names what was
+            expected and what was found.
+    """
+    path = Path(path)
+    meta = read_model_meta(path)
+    found_format = meta.get("format")
+    if found_format != MODEL_FORMAT:
+        raise ModelFileError(
+            f"cannot load model file {path}: expected file format {MODEL_FORMAT}, found {found_format!r}"
+        )
+    found_contract = meta.get("contract_version")
+    if found_contract != expected_contract:
+        raise ModelFileError(
+            f"cannot load model file {path}: expected contract {expected_contract}, found {found_contract!r} "
+            "(the model was trained against another action/observation layout; retrain or use a matching "
+            "osrs-rllib version)"
+        )
+    for key in ("obs_size", "critic_size"):
+        if not isinstance(meta.get(key), int):
+            raise ModelFileError(f"cannot load model file {path}: expected an integer {key} in its metadata")
+    extra = {CONTRACT_ENTRY: ""}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = torch.jit.load(str(path), map_location="cpu", _extra_files=extra)
+    except Exception as exc:  # torch raises bare RuntimeErrors of many kinds for bad archives
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelFileError(
+            f"cannot load model file {path}: expected a TorchScript network in the archive, found a damaged "
+            f"one ({first_line})"
+        ) from None
+    expected_sum = meta.get("tensor_sha256")
+    found_sum = tensor_checksum(module)
+    if expected_sum != found_sum:
+        raise ModelFileError(
+            f"cannot load model file {path}: expected weights with checksum {expected_sum}, found {found_sum} "
+            "(the file was altered or damaged after it was written)"
+        )
+    module.eval()
+    try:
+        contract = json.loads(extra[CONTRACT_ENTRY]) if extra[CONTRACT_ENTRY] else {}
+    except json.JSONDecodeError:
+        contract = {}
+    return ModelFile(path=path, module=module, meta=meta, contract=contract)
+
+
+def tensor_checksum(module: torch.nn.Module) -> str:
+    """SHA-256 over every parameter and buffer (name, dtype, shape, bytes), eager and scripted alike.
+
+    TorchScript does not verify tensor data on load (a cut-off storage loads as garbage), so the file
+    records this checksum and `load_model_file` recomputes it on what torch actually loaded.
+    """
+    digest = hashlib.sha256()
+    for name, tensor in sorted([*module.named_parameters(), *module.named_buffers()], key=lambda kv: kv[0]):
+        t = tensor.detach().contiguous().cpu()
+        digest.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        digest.update(t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.float().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    """Metadata must survive JSON: convert tuples, numpy scalars and paths; reject what cannot be written."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    return str(value)

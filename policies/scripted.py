@@ -1,0 +1,112 @@
+"""The ladder's scripted opponents (`envs/opponents`) as non-trainable RLlib policies (old API stack).
+
+A multi-agent episode can then pit a learner against any rung of the ladder by mapping the opponent's
+agent id to, say, ``"scripted_tribrid"``. The in-simulator baseline of spec §18 is not here: it plays
+from the full game state inside the simulator and is chosen with the environment's ``opponent`` option.
+
+Each policy acts from the same 176-entry observation and 45-entry mask a learner gets, one row at a
+time, through `apply_dependencies_and_force`, so it never sends an illegal action.
+
+How to use::
+
+    from policies.scripted import scripted_policy_spec
+    policies = {"main": PolicySpec(), **{f"scripted_{n}": scripted_policy_spec(n) for n in LADDER}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import tree
+from ray.rllib.models.modelv2 import restore_original_dimensions
+from ray.rllib.policy.policy import Policy, PolicySpec
+from ray.rllib.policy.sample_batch import SampleBatch
+
+from envs.nh.contract import NUM_HEADS, OBS_SIZE
+from envs.opponents import LADDER, make_opponent
+
+SCRIPTED_PREFIX = "scripted_"
+"""Policy ids of scripted opponents are this prefix plus the ladder name, e.g. ``scripted_tribrid``
+(RLlib forbids ":" in policy ids)."""
+
+
+def scripted_policy_id(name: str) -> str:
+    return SCRIPTED_PREFIX + name
+
+
+def scripted_policy_spec(name: str, seed: int | None = None) -> PolicySpec:
+    """A `PolicySpec` for the ladder opponent `name` (spaces are inferred from the environment)."""
+    if name not in LADDER:
+        raise ValueError(f"unknown scripted opponent {name!r}; valid choices: {list(LADDER)}")
+    return PolicySpec(policy_class=ScriptedRLlibPolicy, config={"scripted_opponent": name, "scripted_seed": seed})
+
+
+class ScriptedRLlibPolicy(Policy):
+    """A ladder opponent behind RLlib's `Policy` interface; never trained, no weights.
+
+    The ladder policies are stateless between ticks apart from the random rung's generator, so one
+    instance serves every episode and every row of a batch.
+    """
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.Space, config: dict[str, Any]) -> None:
+        super().__init__(observation_space, action_space, config)
+        name = config.get("scripted_opponent")
+        if name not in LADDER:
+            raise ValueError(f"unknown scripted opponent {name!r}; valid choices: {list(LADDER)}")
+        self.name = str(name)
+        seed = config.get("scripted_seed")
+        worker_index = int(config.get("worker_index", 0) or 0)
+        self.bot = make_opponent(self.name, None if seed is None else int(seed) + worker_index)
+
+    def init_view_requirements(self) -> None:
+        super().init_view_requirements()
+        infos = self.view_requirements[SampleBatch.INFOS]
+        infos.used_for_training = False
+        infos.used_for_compute_actions = False
+
+    def _unflatten(self, obs_batch: Any) -> Mapping[str, np.ndarray]:
+        if isinstance(obs_batch, Mapping):
+            return {k: np.asarray(v) for k, v in obs_batch.items()}
+        arr = np.asarray(obs_batch, dtype=np.float32)
+        return restore_original_dimensions(arr, self.observation_space, "numpy")
+
+    def compute_actions(
+        self,
+        obs_batch: Any,
+        state_batches: Any = None,
+        prev_action_batch: Any = None,
+        prev_reward_batch: Any = None,
+        info_batch: Any = None,
+        episodes: Any = None,
+        explore: bool | None = None,
+        timestep: int | None = None,
+        **kwargs: Any,
+    ) -> tuple[np.ndarray, list[Any], dict[str, Any]]:
+        obs = self._unflatten(obs_batch)
+        # With frame stacking the newest frame comes first (spec §15.3); the ladder reads only that one.
+        observations = np.asarray(obs["observations"], dtype=np.float32)[:, :OBS_SIZE]
+        masks = np.asarray(obs["action_mask"]) > 0.5
+        actions = np.zeros((len(observations), NUM_HEADS), dtype=np.int64)
+        for i in range(len(observations)):
+            actions[i] = self.bot.act(observations[i], masks[i])
+        return actions, [], {}
+
+    def learn_on_batch(self, samples: SampleBatch) -> dict[str, Any]:
+        return {}
+
+    def compute_log_likelihoods(self, actions: Any, obs_batch: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        return np.zeros(len(tree.flatten(obs_batch)[0]), dtype=np.float32)
+
+    def get_weights(self) -> dict[str, Any]:
+        return {}
+
+    def set_weights(self, weights: Mapping[str, Any]) -> None:
+        return None
+
+    def get_state(self) -> dict[str, Any]:
+        state = super().get_state()
+        state["scripted_opponent"] = self.name
+        return state

@@ -1,0 +1,213 @@
+"""The RLlib adapter on real Ray: distribution/loss agreement, normaliser sync, scripted seats, learning."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.policy.sample_batch import SampleBatch
+from ray.tune.registry import register_env
+
+from envs.nh.contract import NUM_HEADS, NUM_LOGITS
+from envs.opponents import LADDER
+from envs.rllib_env import NHMultiAgentEnv
+from policies.network_config import NetworkConfig
+from policies.rllib_model import (
+    NHActionDistribution,
+    NHTorchModel,
+    NormalizerCallbacks,
+    export_policy,
+    model_config,
+    register,
+)
+from policies.scripted import ScriptedRLlibPolicy, scripted_policy_id, scripted_policy_spec
+from tests.policies.dependent_heads_env import EPISODE_TICKS, DependentHeadsEnv
+from tests.policies.test_network import violations
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+SMALL = NetworkConfig(actor_hidden=(64, 64), critic_hidden=(64,), head_hidden=32)
+
+
+def old_stack(env: str, **training: Any) -> PPOConfig:
+    return (
+        PPOConfig()
+        .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+        .environment(env)
+        .framework("torch")
+        .training(model=model_config(SMALL), **training)
+        .reporting(min_sample_timesteps_per_iteration=0)
+        .debugging(seed=0, log_level="ERROR")
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> None:
+    register()
+    register()  # repeating the registration is harmless
+    register_env("nh_dependent_heads", lambda cfg: DependentHeadsEnv(cfg))
+    register_env("nh_multiagent", lambda cfg: NHMultiAgentEnv(cfg))
+
+
+def test_ppo_learns_dependent_heads() -> None:
+    """Issue bar: PPO through RLlib reaches near-maximal return where reward needs the right sub-action."""
+    config = (
+        old_stack(
+            "nh_dependent_heads",
+            train_batch_size=512,
+            minibatch_size=128,
+            num_epochs=8,
+            lr=5e-3,
+            gamma=0.5,
+            lambda_=0.9,
+            entropy_coeff=0.0,
+            kl_coeff=0.0,
+            clip_param=0.2,
+            vf_loss_coeff=0.5,
+            grad_clip=1.0,
+        )
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length="auto")
+        .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, *a, **k: "main")
+        .callbacks(NormalizerCallbacks)
+    )
+    algo = config.build()
+    try:
+        maximum = 2 * EPISODE_TICKS  # two agents, one point per tick each
+        started, returns = time.perf_counter(), []
+        for _ in range(25):
+            result = algo.train()
+            returns.append(result["env_runners"]["episode_return_mean"])
+            if returns[-1] >= 0.95 * maximum:
+                break
+        elapsed = time.perf_counter() - started
+        assert returns[-1] >= 0.95 * maximum, f"returns per iteration: {returns}"
+        assert returns[0] < 0.5 * maximum, "the task must not be solvable before learning"
+        assert elapsed < 60, f"learning took {elapsed:.0f} s"
+        net = algo.get_policy("main").model.net
+        assert float(net.obs_norm.count) > 0 and float(net.context_norm.count) > 0
+    finally:
+        algo.stop()
+
+
+@pytest.fixture(scope="module")
+def nh_algo() -> Any:
+    """PPO on the NH multi-agent env with one remote env runner, the learner against a scripted tribrid."""
+    config = (
+        old_stack("nh_multiagent", train_batch_size=256, minibatch_size=128, num_epochs=1)
+        .environment(
+            env_config={
+                "opponent": "agent",
+                "params": {"max_episode_ticks": 60, "training": True, "include_opponent_observation": True},
+            }
+        )
+        .env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length="auto")
+        .multi_agent(
+            policies={"main": (None, None, None, {}), scripted_policy_id("tribrid"): scripted_policy_spec("tribrid")},
+            policy_mapping_fn=lambda agent_id, *a, **k: (
+                "main" if agent_id == "player_0" else scripted_policy_id("tribrid")
+            ),
+            policies_to_train=["main"],
+        )
+        .callbacks(NormalizerCallbacks)
+    )
+    algo = config.build()
+    yield algo
+    algo.stop()
+
+
+def test_distribution_logp_equals_sampling_logp(nh_algo: Any) -> None:
+    """Issue bar: the log-probability recorded at sampling equals the loss's teacher-forced one (1e-5)."""
+    policy = nh_algo.get_policy("main")
+    env = NHMultiAgentEnv({"opponent": "agent", "params": {"include_opponent_observation": True, "training": True}})
+    obs_rows: list[dict[str, np.ndarray]] = []
+    for seed in range(16):
+        obs, _ = env.reset(seed=seed)
+        for _ in range(4):
+            obs_rows.append(obs["player_0"])
+            acts = {a: policy.compute_single_action(o)[0] for a, o in obs.items()}
+            obs, *_ = env.step(acts)
+    batch = {k: np.stack([o[k] for o in obs_rows]) for k in obs_rows[0]}
+    actions, _, extra = policy.compute_actions(batch, explore=True)
+    assert actions.shape == (len(obs_rows), NUM_HEADS)
+    model = policy.model
+    dist_inputs = torch.as_tensor(extra[SampleBatch.ACTION_DIST_INPUTS])
+    dist = NHActionDistribution(dist_inputs, model)
+    recomputed = dist.logp(torch.as_tensor(actions)).detach().numpy()
+    np.testing.assert_allclose(recomputed, extra[SampleBatch.ACTION_LOGP], atol=1e-5)
+    # What the loss sees: the policy's own log-likelihood computation on the same batch.
+    loss_logp = policy.compute_log_likelihoods(actions, batch)
+    np.testing.assert_allclose(np.asarray(loss_logp), extra[SampleBatch.ACTION_LOGP], atol=1e-5)
+    assert violations(actions, batch["action_mask"]) == []
+
+
+def test_training_against_a_scripted_seat_syncs_normalizers(nh_algo: Any) -> None:
+    before = float(nh_algo.get_policy("main").model.net.obs_norm.count)
+    result = nh_algo.train()
+    learner = nh_algo.get_policy("main").model.net
+    added = result["custom_metrics"].get("normalizer_samples_added/main")
+    assert added and added > 0
+    assert float(learner.obs_norm.count) == before + added
+    remote = nh_algo.env_runner_group.foreach_env_runner(
+        lambda w: float(w.get_policy("main").model.net.obs_norm.count), local_env_runner=False
+    )
+    assert remote == [float(learner.obs_norm.count)], "the remote runner must sample with the learner's statistics"
+    remote_mean = nh_algo.env_runner_group.foreach_env_runner(
+        lambda w: w.get_policy("main").model.net.obs_norm.shift.numpy(), local_env_runner=False
+    )[0]
+    np.testing.assert_array_equal(remote_mean, learner.obs_norm.shift.numpy())
+    scripted = nh_algo.get_policy(scripted_policy_id("tribrid"))
+    assert isinstance(scripted, ScriptedRLlibPolicy) and scripted.get_weights() == {}
+    assert "main" in result["info"]["learner"] and scripted_policy_id("tribrid") not in result["info"]["learner"]
+    assert "entropy_attack" in result["info"]["learner"]["main"]["model"]
+
+
+def test_export_of_the_trained_policy(nh_algo: Any, tmp_path: Any) -> None:
+    from policies.model_file import load_model_file
+
+    policy = nh_algo.get_policy("main")
+    path = export_policy(policy, tmp_path / "main.nhmodel", metadata={"iteration": nh_algo.iteration})
+    model = load_model_file(path)
+    env = NHMultiAgentEnv({"opponent": "baseline", "params": {"include_opponent_observation": True}})
+    obs, _ = env.reset(seed=3)
+    row = obs["player_0"]
+    expected = policy.compute_single_action(row, explore=False)[0]
+    got = model.act(row["observations"], row["action_mask"], deterministic=True)
+    np.testing.assert_array_equal(got, expected)
+    assert model.metadata["iteration"] == nh_algo.iteration
+
+
+@pytest.mark.parametrize("name", LADDER)
+def test_scripted_policy_acts_like_the_ladder(name: str) -> None:
+    env = NHMultiAgentEnv({"opponent": "agent"})
+    policy = ScriptedRLlibPolicy(env.observation_space, env.action_space, {"scripted_opponent": name})
+    from envs.opponents import make_opponent
+
+    bot = make_opponent(name, None)
+    obs, _ = env.reset(seed=1)
+    for _ in range(30):
+        rows = [obs[a] for a in ("player_0", "player_1")]
+        batch = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
+        actions, _, _ = policy.compute_actions(batch)
+        if name != "random":
+            expected = [bot.act(r["observations"], r["action_mask"] > 0.5) for r in rows]
+            np.testing.assert_array_equal(actions, np.stack(expected))
+        obs, _, term, trunc, _ = env.step({"player_0": actions[0], "player_1": actions[1]})
+        if term["__all__"] or trunc["__all__"]:
+            break
+
+
+def test_scripted_spec_rejects_unknown_names() -> None:
+    with pytest.raises(ValueError, match="unknown scripted opponent 'boss'; valid choices"):
+        scripted_policy_spec("boss")
+
+
+def test_model_rejects_an_observation_without_mask() -> None:
+    from gymnasium import spaces
+
+    space = spaces.Dict({"observations": spaces.Box(-1, 1, (10,), np.float32)})
+    with pytest.raises(ValueError, match="needs a Dict observation space with 'observations' and 'action_mask'"):
+        NHTorchModel(space, spaces.MultiDiscrete([4] * NUM_HEADS), 64 + NUM_LOGITS, model_config(SMALL), "m")

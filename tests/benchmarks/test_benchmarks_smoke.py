@@ -48,3 +48,12 @@ def test_soak_short_run() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ticks run: 2,000" in proc.stdout
     assert "OK" in proc.stdout
+
+
+def test_policy_forward_json() -> None:
+    proc = _run("policy_forward.py", "--seconds", "0.05", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    cases = {(r["mode"], r["case"], r["batch"]) for r in report["results"]}
+    assert ("torchscript", "act", 1) in cases and ("eager", "evaluate", 256) in cases
+    assert all(r["ms"] > 0 for r in report["results"])

@@ -24,7 +24,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from envs.gym_env import SCRIPTED_OPPONENTS, as_params, as_weights
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack
-from envs.nh.engine import NHEngine
+from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.opponents import make_opponent
 
@@ -123,6 +123,7 @@ class NHMultiAgentEnv(MultiAgentEnv):
         if self._scripted is not None:
             actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1])
         res = self.engine.step(actions)
+        self.on_engine_step(res)
         self._done = res.terminated or res.truncated
         obs, rew, infos = {}, {}, {}
         for i, a in enumerate(AGENT_IDS):
@@ -136,6 +137,9 @@ class NHMultiAgentEnv(MultiAgentEnv):
         terminateds["__all__"] = res.terminated
         truncateds["__all__"] = res.truncated
         return obs, rew, terminateds, truncateds, infos
+
+    def on_engine_step(self, step: EngineStep) -> None:
+        """Hook for subclasses that record per-tick results (e.g. episode metrics); does nothing here."""
 
     def set_training_progress(self, progress: float) -> None:
         """Training progress (completed rollouts) for scheduled reward weights (spec §17.4)."""

@@ -169,5 +169,162 @@ def config_show(
     typer.echo(dump_config(cfg, header=header), nl=False)
 
 
+@app.command()
+def train(
+    config: Annotated[str, typer.Argument(metavar="CONFIG", help="A YAML training config, e.g. configs/nh.yml.")],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override key.path=value (value read as YAML); repeatable."),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Experiment name (default: the config's name).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the experiment from its last checkpoint.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Start over, deleting an existing experiment.")] = False,
+    address: Annotated[
+        str | None, typer.Option(help="Join a running Ray cluster ('auto' or HOST:PORT) instead of starting one.")
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `osrs-rllib jobs`.")] = False,
+) -> None:
+    """Train an NH agent with RLlib PPO; experiments live in experiments/<name>/.
+
+    With --resume the experiment's own saved config is used (CONFIG names the experiment), with --set
+    overrides applied on top, e.g. --set stop.minutes=120 to train longer.
+    """
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.experiment import Experiment, ExperimentError
+
+    overrides = list(set_ or [])
+    if name is not None:
+        overrides.append(f"name={name}")
+    if address is not None:
+        overrides.append(f"ray.address={address}")
+    try:
+        cfg = load_config(config, overrides)
+        exp = Experiment(cfg.experiments_dir, cfg.name)
+        if resume and force:
+            raise _fail("--resume and --force contradict each other: pick one")
+        if resume:
+            if not exp.config_path.exists():
+                raise _fail(f"experiment {cfg.name!r} not found at {exp.dir}: nothing to resume")
+            cfg = load_config(exp.config_path, [o for o in overrides if not o.startswith("name=")])
+            exp.ensure_not_running()
+            if exp.latest_checkpoint() is None:
+                raise _fail(f"experiment {cfg.name!r} has no complete checkpoint yet: start it again with --force")
+        elif exp.exists():
+            if not force:
+                raise _fail(
+                    f"experiment {cfg.name!r} already exists at {exp.dir}; use --resume to continue it or --force "
+                    "to start over (deleting its checkpoints)"
+                )
+            exp.ensure_not_running()
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    except ExperimentError as exc:
+        raise _fail(str(exc)) from None
+
+    if detach:
+        import sys
+
+        from osrs_rllib.jobs import start_detached
+
+        argv = [a for a in sys.argv[2:]] if len(sys.argv) > 2 and sys.argv[1] == "train" else [config]
+        if not resume and "--force" not in argv and exp.exists():
+            argv.append("--force")
+        pid = start_detached(exp, argv)
+        typer.echo(f"training {cfg.name} in the background (pid {pid}); log: {exp.log_path}")
+        typer.echo(f"follow it with `osrs-rllib jobs`, stop it with `osrs-rllib stop {cfg.name}`")
+        return
+
+    import logging
+
+    from osrs_rllib.train import Trainer, TrainingError
+
+    logging.basicConfig(level=cfg.logging.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    trainer = Trainer(cfg, exp, resume=resume, echo=typer.echo)
+    try:
+        code = trainer.run()
+    except (TrainingError, ExperimentError) as exc:
+        raise _fail(str(exc)) from None
+    raise typer.Exit(code=code)
+
+
+@app.command()
+def jobs(
+    experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List training runs with their state and latest figures."""
+    from osrs_rllib.jobs import list_jobs
+
+    rows = list_jobs(experiments_dir)
+    if as_json:
+        typer.echo(json.dumps([j.to_dict() for j in rows], default=str))
+        return
+    if not rows:
+        typer.echo(f"no experiments in {experiments_dir}/")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "state", "pid", "iteration", "env steps", "steps/s", "eval win", "best", "minutes")
+
+    def f(value: Any, spec: str) -> str:
+        return "–" if value is None else format(value, spec)
+
+    for j in rows:
+        table.add_row(
+            j.name, j.state, f(j.pid, "d"), f(j.iteration, "d"), f(j.env_steps, ","), f(j.steps_per_s, ",.0f"),
+            f(j.eval_win_rate, ".1%"), f(j.best_eval_win_rate, ".1%"), f(j.train_minutes, ".1f"),
+        )
+    Console().print(table)
+
+
+@app.command()
+def stop(
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help="Experiment to stop.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Stop every running experiment.")] = False,
+    experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the final checkpoint (0: don't wait).")] = 600.0,
+) -> None:
+    """Stop a run cleanly: it finishes its iteration, writes a checkpoint and exits."""
+    from osrs_rllib.experiment import Experiment
+    from osrs_rllib.jobs import list_jobs, stop_job
+
+    if (name is None) == (not all_):
+        raise _fail("give an experiment NAME or --all (not both)")
+    if all_:
+        targets = [j.name for j in list_jobs(experiments_dir) if j.state in ("starting", "running", "stopping")]
+    else:
+        targets = [name] if name is not None else []
+    if not targets:
+        typer.echo("nothing is running")
+        return
+    for target in targets:
+        exp = Experiment(experiments_dir, target)
+        if not exp.run_path.exists():
+            raise _fail(f"no experiment {target!r} in {experiments_dir}/")
+        state = stop_job(exp, wait_s=wait)
+        typer.echo(f"{target}: {state}")
+
+
+@app.command()
+def tensorboard(
+    experiments_dir: Annotated[str, typer.Option(help="Where experiments live (every run is shown).")] = "experiments",
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 6006,
+    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it private.")] = "127.0.0.1",
+) -> None:
+    """Start TensorBoard on the experiments' event files (bound to 127.0.0.1 unless told otherwise)."""
+    import subprocess
+    import sys
+
+    logdir = Path(experiments_dir)
+    if not logdir.is_dir():
+        raise _fail(f"no experiments directory at {logdir}; train something first")
+    spec = ",".join(f"{p.parent.name}:{p}" for p in sorted(logdir.glob("*/tensorboard")))
+    args = [sys.executable, "-m", "tensorboard.main", "--host", host, "--port", str(port)]
+    args += ["--logdir_spec", spec] if spec else ["--logdir", str(logdir)]
+    typer.echo(f"TensorBoard on http://{host}:{port} (Ctrl-C to stop)")
+    raise typer.Exit(subprocess.call(args))
+
+
 if __name__ == "__main__":
     app(prog_name="osrs-rllib")

@@ -1,0 +1,95 @@
+"""Background training runs: start detached, list with their latest figures, stop cleanly.
+
+A detached run is the same ``osrs-rllib train`` command in a new session (so closing the terminal does
+not kill it), with its output in ``experiments/<name>/train.log``. Its state lives in the experiment
+directory (``run.json``, ``status.json``), so `list_jobs` needs no daemon: a process that died without
+saying so (SIGKILL, OOM) shows as ``dead``, and ``--resume`` continues it from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osrs_rllib.experiment import Experiment, list_experiments
+
+DETACH_FLAG = "--detach"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One experiment's run, as `osrs-rllib jobs` shows it."""
+
+    name: str
+    state: str
+    pid: int | None
+    iteration: int | None
+    env_steps: int | None
+    steps_per_s: float | None
+    eval_win_rate: float | None
+    best_eval_win_rate: float | None
+    train_minutes: float | None
+    updated_unix: float | None
+    path: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        d["path"] = str(self.path)
+        return d
+
+
+def job_of(exp: Experiment) -> Job:
+    run, status = exp.read_run(), exp.read_status()
+    return Job(
+        name=exp.name,
+        state=exp.effective_state(),
+        pid=run.get("pid"),
+        iteration=status.get("iteration"),
+        env_steps=status.get("env_steps"),
+        steps_per_s=status.get("steps_per_s"),
+        eval_win_rate=status.get("eval_win_rate"),
+        best_eval_win_rate=status.get("best_eval_win_rate"),
+        train_minutes=status.get("train_minutes"),
+        updated_unix=status.get("updated_unix") or run.get("updated_unix"),
+        path=exp.dir,
+    )
+
+
+def list_jobs(root: str | os.PathLike[str]) -> list[Job]:
+    return [job_of(e) for e in list_experiments(root)]
+
+
+def start_detached(exp: Experiment, argv: Sequence[str]) -> int:
+    """Start ``osrs-rllib train`` with `argv` (without ``--detach``) in the background; returns its pid."""
+    args = [a for a in argv if a != DETACH_FLAG]
+    exp.dir.mkdir(parents=True, exist_ok=True)
+    log = open(exp.log_path, "ab")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "osrs_rllib.cli", "train", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    finally:
+        log.close()
+    exp.write_run(state="starting", pid=proc.pid, detached=True, started_unix=time.time())
+    return proc.pid
+
+
+def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:
+    """Ask a run to checkpoint and exit; with `wait_s`, wait up to that long for it to finish."""
+    if not exp.request_stop():
+        return exp.effective_state()
+    deadline = time.time() + wait_s
+    while time.time() < deadline and exp.effective_state() in ("running", "stopping"):
+        time.sleep(0.5)
+    return exp.effective_state()

@@ -1,0 +1,143 @@
+"""Who the learner fights: the opponent mix, the training environment that draws from it, and the one
+policy-mapping function.
+
+Each episode's opponent is drawn once, at reset, by the environment (the in-simulator baseline of spec §18
+has to be decided there: it changes who acts). The draw names a *kind* (``baseline``, ``self_play`` or a
+ladder rung) and, for kinds that put a policy in player 1's seat, that policy's id; the mapping function
+then reads the draw back from the episode's environment. Sampling and mapping therefore never disagree,
+and there is exactly one place (`OpponentMix`) that decides, which the league extends with its own kinds.
+
+Seats: ``player_0`` is always the learner (``main``). ``player_1`` is the learner again in self-play, a
+``scripted_<rung>`` policy (see `policies/scripted.py`) against a ladder rung, and absent against the
+baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envs.nh.engine import EngineStep
+from envs.opponents import LADDER
+from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
+from osrs_rllib.config import BASELINE, SELF_PLAY
+from osrs_rllib.episode_metrics import EpisodeMetrics
+from policies.scripted import scripted_policy_id
+
+LEARNER_POLICY = "main"
+"""Policy id of the policy being trained."""
+LEARNER_AGENT, OPPONENT_AGENT = AGENT_IDS
+
+
+@dataclass(frozen=True)
+class OpponentDraw:
+    """The opponent of one episode: its kind and the policy in player 1's seat (None: in-simulator bot)."""
+
+    kind: str
+    policy_id: str | None
+
+    @property
+    def env_opponent(self) -> str:
+        """The environment's own ``opponent`` option for this draw."""
+        return BASELINE if self.kind == BASELINE else "agent"
+
+
+def draw_for_kind(kind: str, learner: str = LEARNER_POLICY) -> OpponentDraw:
+    if kind == BASELINE:
+        return OpponentDraw(kind, None)
+    if kind == SELF_PLAY:
+        return OpponentDraw(kind, learner)
+    if kind in LADDER:
+        return OpponentDraw(kind, scripted_policy_id(kind))
+    raise ValueError(f"unknown opponent kind {kind!r}; valid choices: {[BASELINE, SELF_PLAY, *LADDER]}")
+
+
+class OpponentMix:
+    """Categorical draw over opponent kinds with fixed shares (the config's ``opponents.mix``)."""
+
+    def __init__(self, shares: Mapping[str, float], learner: str = LEARNER_POLICY) -> None:
+        shares = {k: float(v) for k, v in shares.items() if float(v) > 0}
+        if not shares:
+            raise ValueError("the opponent mix needs at least one kind with a positive share")
+        total = sum(shares.values())
+        self.kinds = tuple(shares)
+        self.probabilities = np.array([shares[k] / total for k in self.kinds])
+        self.draws = {k: draw_for_kind(k, learner) for k in self.kinds}
+
+    def sample(self, rng: np.random.Generator) -> OpponentDraw:
+        return self.draws[self.kinds[int(rng.choice(len(self.kinds), p=self.probabilities))]]
+
+    def policy_ids(self) -> set[str]:
+        """Every policy id a draw can put in player 1's seat."""
+        return {d.policy_id for d in self.draws.values() if d.policy_id is not None}
+
+
+class TrainingEnv(NHMultiAgentEnv):
+    """`NHMultiAgentEnv` whose opponent is drawn from the mix at every reset, with per-episode metrics.
+
+    Extra config keys: ``opponent_mix`` (kind → share) and ``mix_seed``. The last info of ``player_0``
+    in an episode carries ``episode_metrics`` (see `osrs_rllib/episode_metrics.py`) and ``opponent_kind``.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        cfg = dict(config or {})
+        mix = cfg.pop("opponent_mix", {BASELINE: 1.0})
+        mix_seed = cfg.pop("mix_seed", None)
+        super().__init__(cfg)
+        self.mix = OpponentMix(mix)
+        worker = getattr(config, "worker_index", 0)
+        vector = getattr(config, "vector_index", 0)
+        seed_seq = np.random.SeedSequence([int(mix_seed or 0), int(worker or 0), int(vector or 0)])
+        self._mix_rng = np.random.default_rng(seed_seq if mix_seed is not None else None)
+        self.draw: OpponentDraw = self.mix.draws[self.mix.kinds[0]]
+        self.metrics = EpisodeMetrics()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        opts = dict(options or {})
+        if "opponent" in opts:  # an explicit opponent (tests, tools) bypasses the mix
+            kind = str(opts.pop("opponent"))
+            self.draw = draw_for_kind(SELF_PLAY if kind == "agent" else kind)
+        else:
+            self.draw = self.mix.sample(self._mix_rng)
+        opts["opponent"] = self.draw.env_opponent
+        obs, infos = super().reset(seed=seed, options=opts)
+        self.metrics.reset(self.engine.sim, self.draw.kind)
+        return obs, infos
+
+    def on_engine_step(self, step: EngineStep) -> None:
+        self.metrics.record(self.engine.sim, step)
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        obs, rewards, terminateds, truncateds, infos = super().step(action_dict)
+        if terminateds["__all__"] or truncateds["__all__"]:
+            info = infos.setdefault(LEARNER_AGENT, {})
+            info["opponent_kind"] = self.draw.kind
+            info["episode_metrics"] = self.metrics.summary(self.engine.sim)
+        return obs, rewards, terminateds, truncateds, infos
+
+
+def policy_mapping_fn(agent_id: str, episode: Any = None, worker: Any = None, **kwargs: Any) -> str:
+    """RLlib's mapping: the learner in seat 0, and in seat 1 whatever the episode's environment drew."""
+    if agent_id == LEARNER_AGENT:
+        return LEARNER_POLICY
+    env = episode_env(episode, worker)
+    if env is None or env.draw.policy_id is None:
+        raise RuntimeError(
+            f"no opponent policy for {agent_id!r}: the episode's environment is not a TrainingEnv or drew the "
+            "in-simulator baseline, which has no agent"
+        )
+    return env.draw.policy_id
+
+
+def episode_env(episode: Any, worker: Any) -> TrainingEnv | None:
+    """The sub-environment an (old API stack) episode runs in."""
+    base_env = getattr(worker, "async_env", None)
+    if base_env is None or episode is None:
+        return None
+    envs = base_env.get_sub_environments()
+    env_id = getattr(episode, "env_id", 0) or 0
+    env = envs[int(env_id)] if 0 <= int(env_id) < len(envs) else None
+    return env if isinstance(env, TrainingEnv) else None

@@ -1,0 +1,639 @@
+"""`osrs-rllib train`: RLlib PPO (old API stack) on the NH fight, with experiments on disk.
+
+The loop, in the order it runs (CleanRL's "paper order", with the plumbing named):
+
+1. **Ray**: start an embedded Ray with its dashboard on 127.0.0.1, or join ``--address``.
+2. **Algorithm**: `build_ppo_config` turns the typed config into one fluent `PPOConfig` (every
+   hyperparameter explicit), with `TrainingEnv` (opponent drawn from the mix at reset), the policy of
+   `policies/`, the scripted ladder policies and `policy_mapping_fn`.
+3. **Resume** (``--resume``): restore the newest complete checkpoint: weights, optimiser, normalisation
+   statistics, RLlib's counters (schedules follow them) and our own counters (iteration, time, best).
+4. **Iterate**: ``algo.train()`` (sample + PPO update + normaliser sync), then reward-schedule progress
+   for the environments, metrics to TensorBoard and the terminal, evaluation every
+   `evaluation.interval`, a checkpoint every `checkpoint.interval`, until a stop limit or a stop request
+   (SIGTERM / SIGINT / `osrs-rllib stop`), which ends with a final checkpoint.
+
+A SIGKILL at any moment loses at most the iterations since the last checkpoint: checkpoints are written
+into a temporary directory and renamed into place (see `osrs_rllib/experiment.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from osrs_rllib.config import TrainConfig, dump_config
+from osrs_rllib.experiment import (
+    MODEL_NAME,
+    STATE_FILE,
+    CheckpointInfo,
+    Experiment,
+    read_json,
+    write_json_atomic,
+    write_text_atomic,
+)
+from osrs_rllib.opponents import LEARNER_POLICY, OpponentMix
+
+logger = logging.getLogger("osrs_rllib.train")
+
+class _DropScriptedPolicyWarning(logging.Filter):
+    """RLlib warns at every checkpoint that `ScriptedRLlibPolicy` has no "durable name"; it needs none (it
+    has no weights and is rebuilt from the config on restore), so the warning is noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "durable policy name" not in record.getMessage()
+
+
+logging.getLogger("ray.rllib.policy.policy").addFilter(_DropScriptedPolicyWarning())
+
+ENV_NAME = "osrs_rllib_nh_training"
+"""Name under which `TrainingEnv` is registered with Ray Tune's env registry."""
+
+
+class TrainingError(Exception):
+    """Training cannot start (bad experiment state, unreachable cluster); the message says why."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# RLlib configuration
+# ---------------------------------------------------------------------------------------------------------
+def env_config(cfg: TrainConfig) -> dict[str, Any]:
+    """The `TrainingEnv` config of a training config (also what evaluation builds its fights from)."""
+    return {
+        "params": dict(cfg.env.params),
+        "reward_weights": dict(cfg.env.reward_weights),
+        "frame_stack": cfg.env.frame_stack,
+        "opponent_mix": cfg.opponents.normalized(),
+        "mix_seed": cfg.seed,
+    }
+
+
+def build_ppo_config(cfg: TrainConfig) -> Any:
+    """The RLlib `PPOConfig` (old API stack) for a training config."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.policy.policy import PolicySpec
+
+    from osrs_rllib.callbacks import TrainingCallbacks
+    from osrs_rllib.opponents import policy_mapping_fn
+    from policies.rllib_model import model_config
+    from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
+
+    mix = OpponentMix(cfg.opponents.normalized())
+    policies: dict[str, Any] = {LEARNER_POLICY: PolicySpec()}
+    for pid in sorted(mix.policy_ids() - {LEARNER_POLICY}):
+        if pid.startswith(SCRIPTED_PREFIX):
+            policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=cfg.seed)
+    lr, lr_schedule = cfg.ppo.lr.to_rllib()
+    entropy, entropy_schedule = cfg.ppo.entropy_coeff.to_rllib()
+    ppo = cfg.ppo
+    runners = cfg.runners
+    return (
+        PPOConfig()
+        .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+        .framework("torch")
+        .environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
+        .env_runners(
+            num_env_runners=runners.num_env_runners,
+            num_envs_per_env_runner=runners.num_envs_per_env_runner,
+            num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
+            rollout_fragment_length=ppo.rollout_fragment_length,
+            sample_timeout_s=runners.sample_timeout_s,
+            batch_mode="truncate_episodes",
+        )
+        .training(
+            gamma=ppo.gamma,
+            lambda_=ppo.gae_lambda,
+            clip_param=ppo.clip_param,
+            vf_clip_param=ppo.vf_clip_param if ppo.vf_clip_param is not None else float("inf"),
+            vf_loss_coeff=ppo.vf_loss_coeff,
+            entropy_coeff=entropy,
+            entropy_coeff_schedule=entropy_schedule,
+            lr=lr,
+            lr_schedule=lr_schedule,
+            grad_clip=ppo.grad_clip,
+            kl_coeff=ppo.kl_coeff,
+            kl_target=ppo.kl_target,
+            use_kl_loss=ppo.kl_coeff > 0,
+            train_batch_size=ppo.train_batch_size,
+            minibatch_size=ppo.minibatch_size,
+            num_epochs=ppo.num_epochs,
+            model=model_config(cfg.model),
+        )
+        .multi_agent(
+            policies=policies,
+            policy_mapping_fn=policy_mapping_fn,
+            policies_to_train=[LEARNER_POLICY],
+        )
+        .callbacks(TrainingCallbacks)
+        .resources(num_gpus=0)
+        .reporting(
+            min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0, keep_per_episode_custom_metrics=False
+        )
+        .debugging(seed=cfg.seed, log_level="WARN")
+    )
+
+
+def register_everything() -> None:
+    """Register the env and the model with Ray; idempotent, so safe after every `ray.init`."""
+    from ray.tune.registry import register_env
+
+    from osrs_rllib.opponents import TrainingEnv
+    from policies.rllib_model import register
+
+    register()
+    register_env(ENV_NAME, lambda config: TrainingEnv(config))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The training run
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class RunState:
+    """Our counters, stored in every checkpoint (``osrs_state.json``) next to RLlib's own."""
+
+    iteration: int = 0
+    env_steps: int = 0
+    train_seconds: float = 0.0
+    best_eval_win_rate: float | None = None
+    last_eval: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "train_seconds": self.train_seconds,
+            "best_eval_win_rate": self.best_eval_win_rate,
+            "last_eval": self.last_eval,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunState:
+        return cls(
+            iteration=int(data.get("iteration", 0)),
+            env_steps=int(data.get("env_steps", 0)),
+            train_seconds=float(data.get("train_seconds", 0.0)),
+            best_eval_win_rate=data.get("best_eval_win_rate"),
+            last_eval=dict(data.get("last_eval") or {}),
+        )
+
+
+class StopRequest:
+    """SIGTERM/SIGINT set a flag; the loop finishes its iteration, checkpoints and exits (a second
+    SIGINT interrupts at once)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handle)
+
+    def uninstall(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+        logger.warning("stop requested (signal %d): finishing this iteration, then checkpointing", signum)
+
+
+class Trainer:
+    """One training run of an experiment (see the module docstring for the order of things)."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        experiment: Experiment,
+        *,
+        resume: bool = False,
+        echo: Callable[[str], None] = print,
+        command: list[str] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.exp = experiment
+        self.resume = resume
+        self.echo = echo
+        self.command = command or sys.argv
+        self.state = RunState()
+        self.stop = StopRequest()
+        self.algo: Any = None
+        self.writer: Any = None
+        self._ray_started = False
+        self.dashboard_url: str | None = None
+        self._view: Any = None
+
+    # -- setup ---------------------------------------------------------------------------------------
+    def _start_ray(self) -> None:
+        import ray
+
+        rc = self.cfg.ray
+        if ray.is_initialized():
+            return
+        kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+        if rc.address:
+            kwargs["address"] = rc.address
+        else:
+            kwargs.update(
+                num_cpus=rc.num_cpus,
+                include_dashboard=rc.include_dashboard,
+                dashboard_host=rc.dashboard_host,
+                dashboard_port=rc.dashboard_port,
+            )
+        try:
+            context = ray.init(**kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = rc.address or "a local Ray"
+            raise TrainingError(f"cannot start or join Ray at {where}: {exc}") from None
+        self._ray_started = True
+        url = getattr(context, "dashboard_url", None)
+        if url:
+            self.dashboard_url = url if url.startswith("http") else f"http://{url}"
+            self.echo(f"Ray dashboard: {self.dashboard_url}")
+
+    def _build(self) -> None:
+        register_everything()
+        self.algo = build_ppo_config(self.cfg).build_algo()
+
+    def _restore(self) -> None:
+        latest = self.exp.latest_checkpoint()
+        if latest is None:
+            raise TrainingError(f"experiment {self.exp.name!r} has no complete checkpoint to resume from")
+        self.algo.load_checkpoint(str(latest.path))
+        self.state = RunState.from_json(read_json(latest.path / STATE_FILE, {}))
+        self.algo._iteration = self.state.iteration  # Trainable's counter; load_checkpoint leaves it at 0
+        self.echo(f"resumed {self.exp.name} from {latest.path.name} (iteration {self.state.iteration})")
+
+    def _open_tensorboard(self) -> None:
+        if not self.cfg.logging.tensorboard:
+            return
+        from torch.utils.tensorboard import SummaryWriter
+
+        # purge_step drops events written after the checkpoint we resume from (e.g. before a SIGKILL), so
+        # the curves continue from the restored iteration without a doubled tail.
+        purge = self.state.iteration + 1 if self.resume else None
+        self.writer = SummaryWriter(str(self.exp.tensorboard_dir), purge_step=purge)
+        if not self.resume:
+            self.writer.add_text("config", "```yaml\n" + dump_config(self.cfg) + "\n```", 0)
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def run(self) -> int:
+        """Train until a stop limit or a stop request; returns the process exit code."""
+        self.stop.install()
+        started = time.time()
+        state = "failed"
+        try:
+            if self.resume:
+                self.exp.ensure_not_running()
+            else:
+                self.exp.prepare_new(force=True, keep=(self.exp.log_path.name, self.exp.run_path.name))
+            write_text_atomic(self.exp.config_path, dump_config(self.cfg))
+            self.exp.mark_started(self.command, resumed=self.resume)
+            self._start_ray()
+            if self.dashboard_url:
+                self.exp.write_run(dashboard=self.dashboard_url)
+            self._build()
+            if self.resume:
+                self._restore()
+            self._open_tensorboard()
+            self._view = make_view(self.cfg, self.echo)
+            self._loop()
+            state = "stopped" if self.stop.requested else "finished"
+            return 0
+        except KeyboardInterrupt:
+            state = "stopped"
+            self.echo("interrupted; the last checkpoint is intact")
+            return 130
+        finally:
+            self.stop.uninstall()
+            if self._view is not None:
+                self._view.close()
+            if self.writer is not None:
+                self.writer.close()
+            if self.algo is not None:
+                self.algo.stop()
+            self.exp.write_run(state=state, ended_unix=time.time(), wall_seconds=time.time() - started)
+            if self._ray_started:
+                import ray
+
+                ray.shutdown()
+
+    def _limits_reached(self) -> str | None:
+        stop = self.cfg.stop
+        if stop.iterations is not None and self.state.iteration >= stop.iterations:
+            return f"reached {stop.iterations} iterations"
+        if stop.env_steps is not None and self.state.env_steps >= stop.env_steps:
+            return f"reached {stop.env_steps:,} env steps"
+        if stop.minutes is not None and self.state.train_seconds >= stop.minutes * 60:
+            return f"reached {stop.minutes:g} minutes of training"
+        return None
+
+    def _loop(self) -> None:
+        cfg = self.cfg
+        last_checkpointed = self.state.iteration if self.resume else -1
+        reason = self._limits_reached()
+        while reason is None and not self.stop.requested:
+            t0 = time.perf_counter()
+            result = self.algo.train()
+            seconds = time.perf_counter() - t0
+            self.state.iteration = int(self.algo.iteration)
+            self.state.env_steps = int(env_steps_of(result))
+            self.state.train_seconds += seconds
+            self._set_env_progress()
+            metrics = flatten_result(result)
+            eval_rows: list[dict[str, Any]] = []
+            if cfg.evaluation.interval and self.state.iteration % cfg.evaluation.interval == 0:
+                eval_rows = self._evaluate()
+            steps = metrics.get("num_env_steps_sampled_this_iter", float(cfg.ppo.train_batch_size))
+            figures = summary_figures(metrics, steps / seconds if seconds > 0 else 0.0, self.state, cfg)
+            self._log(metrics, figures, eval_rows)
+            reason = self._limits_reached()
+            due = cfg.checkpoint.interval and self.state.iteration % cfg.checkpoint.interval == 0
+            if due or reason is not None or self.stop.requested:
+                self._checkpoint(eval_rows)
+                last_checkpointed = self.state.iteration
+            self.exp.write_status({**figures, "state": "running", "checkpoint_iteration": last_checkpointed})
+        if last_checkpointed != self.state.iteration:
+            self._checkpoint([])
+        self.echo(f"training ended: {reason or 'stop requested'} (iteration {self.state.iteration})")
+        self.exp.write_status({**self.exp.read_status(), "state": "stopped" if self.stop.requested else "finished"})
+
+    def _set_env_progress(self) -> None:
+        """Reward schedules (spec §17.4) count completed training rollouts, i.e. iterations here."""
+        progress = float(self.state.iteration)
+
+        def apply(env: Any) -> None:
+            if hasattr(env, "set_training_progress"):
+                env.set_training_progress(progress)
+
+        self.algo.env_runner_group.foreach_env(apply)
+
+    # -- evaluation ----------------------------------------------------------------------------------
+    def _evaluate(self) -> list[dict[str, Any]]:
+        from osrs_rllib.evaluation import evaluate, network_act_fn
+
+        ev = self.cfg.evaluation
+        net = self.algo.get_policy(LEARNER_POLICY).model.net
+        was_training = net.training
+        net.eval()
+        rows: list[dict[str, Any]] = []
+        try:
+            modes = [m for m, on in (("deterministic", ev.deterministic), ("stochastic", ev.stochastic)) if on]
+            for mode in modes:
+                results = evaluate(
+                    network_act_fn(net),
+                    ev.opponents,
+                    ev.fights,
+                    params={k: v for k, v in self.cfg.env.params.items() if k != "include_opponent_observation"},
+                    deterministic=mode == "deterministic",
+                    seed=ev.seed,
+                    frame_stack=self.cfg.env.frame_stack,
+                )
+                rows += [r.to_dict() for r in results]
+        finally:
+            net.train(was_training)
+        self.state.last_eval = {"iteration": self.state.iteration, "results": rows}
+        return rows
+
+    def _headline_win_rate(self, rows: list[dict[str, Any]]) -> float | None:
+        """Best-checkpoint criterion: the win rate against the first evaluation opponent, first mode."""
+        return float(rows[0]["win_rate"]) if rows else None
+
+    # -- checkpoints ---------------------------------------------------------------------------------
+    def _checkpoint(self, eval_rows: list[dict[str, Any]]) -> None:
+        from policies.rllib_model import export_policy
+
+        win_rate = self._headline_win_rate(eval_rows)
+        is_best = win_rate is not None and (
+            self.state.best_eval_win_rate is None or win_rate >= self.state.best_eval_win_rate
+        )
+        if is_best:
+            self.state.best_eval_win_rate = win_rate
+        policy = self.algo.get_policy(LEARNER_POLICY)
+        metadata = {
+            "experiment": self.exp.name,
+            "iteration": self.state.iteration,
+            "env_steps": self.state.env_steps,
+            "eval_win_rate": win_rate,
+            "config": self.cfg.to_dict(),
+        }
+        with self.exp.writing_checkpoint(self.state.iteration) as tmp:
+            self.algo.save_checkpoint(str(tmp))
+            export_policy(policy, tmp / MODEL_NAME, metadata=metadata)
+            write_json_atomic(tmp / STATE_FILE, self.state.to_json())  # last: marks the checkpoint complete
+        final = self.exp.checkpoint_dir_for(self.state.iteration)
+        info = CheckpointInfo(self.state.iteration, final, self.state.env_steps, win_rate)
+        self.exp.record_checkpoint(info, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_best)
+        _copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
+        if is_best:
+            _copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
+        self.echo(f"checkpoint {final.name}" + (f" (eval win rate {win_rate:.1%}, best)" if is_best else ""))
+
+    # -- logging -------------------------------------------------------------------------------------
+    def _log(self, metrics: dict[str, float], figures: dict[str, Any], eval_rows: list[dict[str, Any]]) -> None:
+        it = self.state.iteration
+        if self.writer is not None:
+            for key, value in metrics.items():
+                self.writer.add_scalar(tensorboard_tag(key), value, it)
+            self.writer.add_scalar("charts/env_steps", self.state.env_steps, it)
+            self.writer.add_scalar("charts/env_steps_per_s", figures["steps_per_s"], it)
+            for row in eval_rows:
+                base = f"eval/{row['opponent']}/{row['mode']}"
+                for key in (
+                    "win_rate",
+                    "win_rate_low",
+                    "win_rate_high",
+                    "mean_fight_ticks",
+                    "mean_damage_dealt",
+                    "mean_damage_received",
+                ):
+                    self.writer.add_scalar(f"{base}/{key}", row[key], it)
+                self.writer.add_scalar(f"{base}/loss_rate", row["losses"] / row["fights"], it)
+                self.writer.add_scalar(f"{base}/tie_rate", row["ties"] / row["fights"], it)
+            self.writer.flush()
+        self._view.update(figures, eval_rows)
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Result handling
+# ---------------------------------------------------------------------------------------------------------
+def env_steps_of(result: Mapping[str, Any]) -> int:
+    for key in ("num_env_steps_sampled_lifetime", "num_env_steps_sampled", "timesteps_total"):
+        value = result.get(key)
+        if value is None:
+            value = (result.get("env_runners") or {}).get(key)
+        if value is not None:
+            return int(value)
+    counters = result.get("counters") or {}
+    return int(counters.get("num_env_steps_sampled", 0))
+
+
+_SKIP_KEYS = ("hist_stats", "config", "sampler_perf_per_env", "episode_media", "connector_metrics")
+
+
+def flatten_result(result: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of RLlib's result dict as ``a/b/c`` keys (lists, histograms and config dropped)."""
+    out: dict[str, float] = {}
+    for key, value in result.items():
+        if key in _SKIP_KEYS:
+            continue
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten_result(value, name + "/"))
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, int | float | np.integer | np.floating):
+            v = float(value)
+            if math.isfinite(v):
+                out[name] = v
+    return out
+
+
+def tensorboard_tag(key: str) -> str:
+    """Readable TensorBoard groups: our fight metrics under ``fight/``, the learner under ``learner/``."""
+    if key.startswith("env_runners/custom_metrics/"):
+        return "fight/" + key[len("env_runners/custom_metrics/") :]
+    if key.startswith("info/learner/"):
+        return "learner/" + key[len("info/learner/") :].replace("learner_stats/", "")
+    if key.startswith("custom_metrics/"):
+        return "train/" + key[len("custom_metrics/") :]
+    return "rllib/" + key
+
+
+def summary_figures(
+    metrics: Mapping[str, float], steps_per_s: float, state: RunState, cfg: TrainConfig
+) -> dict[str, Any]:
+    """The handful of figures the terminal view, ``status.json`` and ``osrs-rllib jobs`` show."""
+    learner = "info/learner/main/learner_stats/"
+    win_rates = {
+        key.split("win_vs_")[1].rsplit("_mean", 1)[0]: value
+        for key, value in metrics.items()
+        if key.startswith("env_runners/custom_metrics/win_vs_") and key.endswith("_mean")
+    }
+    eta = None
+    if cfg.stop.minutes is not None:
+        eta = max(0.0, cfg.stop.minutes * 60 - state.train_seconds)
+    if cfg.stop.iterations is not None and state.iteration > 0:
+        per_iteration = state.train_seconds / state.iteration
+        left = max(0, cfg.stop.iterations - state.iteration) * per_iteration
+        eta = left if eta is None else min(eta, left)
+    if cfg.stop.env_steps is not None and steps_per_s > 0:
+        left = max(0.0, (cfg.stop.env_steps - state.env_steps) / steps_per_s)
+        eta = left if eta is None else min(eta, left)
+    last_eval = state.last_eval.get("results") or []
+    return {
+        "iteration": state.iteration,
+        "env_steps": state.env_steps,
+        "steps_per_s": steps_per_s,
+        "train_minutes": state.train_seconds / 60,
+        "episode_return_mean": metrics.get("env_runners/episode_return_mean"),
+        "episode_len_mean": metrics.get("env_runners/episode_len_mean"),
+        "win_rate_train": metrics.get("env_runners/custom_metrics/won_mean"),
+        "win_rate_by_opponent": win_rates,
+        "policy_loss": metrics.get(learner + "policy_loss"),
+        "vf_loss": metrics.get(learner + "vf_loss"),
+        "entropy": metrics.get(learner + "entropy"),
+        "eval_win_rate": last_eval[0]["win_rate"] if last_eval else None,
+        "eval_iteration": state.last_eval.get("iteration"),
+        "best_eval_win_rate": state.best_eval_win_rate,
+        "eta_seconds": eta,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Terminal view
+# ---------------------------------------------------------------------------------------------------------
+def _fmt(value: Any, spec: str, none: str = "–") -> str:
+    return none if value is None else format(value, spec)
+
+
+def format_line(f: Mapping[str, Any]) -> str:
+    """One line per iteration (logs, detached runs, non-TTY terminals)."""
+    eta = f.get("eta_seconds")
+    by_opp = " ".join(f"{k}:{v:.0%}" for k, v in sorted((f.get("win_rate_by_opponent") or {}).items()))
+    return (
+        f"iter {f['iteration']:>5} | {f['env_steps']:>11,} steps | {f['steps_per_s']:>7,.0f}/s | "
+        f"return {_fmt(f.get('episode_return_mean'), '+.3f')} | win {_fmt(f.get('win_rate_train'), '.0%')} "
+        f"[{by_opp}] | eval {_fmt(f.get('eval_win_rate'), '.0%')} | "
+        f"pi {_fmt(f.get('policy_loss'), '+.3f')} vf {_fmt(f.get('vf_loss'), '.3f')} "
+        f"ent {_fmt(f.get('entropy'), '.2f')} | ETA {_fmt(None if eta is None else eta / 60, '.0f')}m"
+    )
+
+
+class _LineView:
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self.echo = echo
+
+    def update(self, figures: Mapping[str, Any], eval_rows: list[dict[str, Any]]) -> None:
+        self.echo(format_line(figures))
+        for row in eval_rows:
+            self.echo(
+                f"  eval vs {row['opponent']} ({row['mode']}): {row['wins']}/{row['fights']} won = "
+                f"{row['win_rate']:.1%} [{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}], "
+                f"{row['mean_fight_ticks']:.0f} ticks"
+            )
+
+    def close(self) -> None:
+        return None
+
+
+class _RichView(_LineView):
+    """A live-updating table in an interactive terminal (rich), plus the plain lines scrolling above it."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        super().__init__(echo)
+        from rich.live import Live
+
+        self._live = Live(self._table({}), refresh_per_second=2, transient=True)
+        self._live.start()
+
+    def _table(self, f: Mapping[str, Any]) -> Any:
+        from rich.table import Table
+
+        table = Table(title="osrs-rllib train", show_header=False)
+        rows = [
+            ("iteration", _fmt(f.get("iteration"), "d")),
+            ("env steps", _fmt(f.get("env_steps"), ",")),
+            ("steps/s", _fmt(f.get("steps_per_s"), ",.0f")),
+            ("episode return", _fmt(f.get("episode_return_mean"), "+.3f")),
+            ("train win rate", _fmt(f.get("win_rate_train"), ".1%")),
+            ("eval win rate", _fmt(f.get("eval_win_rate"), ".1%")),
+            ("losses (pi / vf)", f"{_fmt(f.get('policy_loss'), '+.4f')} / {_fmt(f.get('vf_loss'), '.4f')}"),
+            ("ETA", _fmt(None if f.get("eta_seconds") is None else f["eta_seconds"] / 60, ".1f") + " min"),
+        ]
+        for k, v in rows:
+            table.add_row(k, v)
+        return table
+
+    def update(self, figures: Mapping[str, Any], eval_rows: list[dict[str, Any]]) -> None:
+        self._live.console.print(format_line(figures))
+        self._live.update(self._table(figures))
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def make_view(cfg: TrainConfig, echo: Callable[[str], None]) -> _LineView:
+    if cfg.logging.live and sys.stdout.isatty():
+        return _RichView(echo)
+    return _LineView(echo)

@@ -7,7 +7,7 @@ RLlib's episode info into its per-iteration means.
 
 Figures (all from the learner's point of view):
 
-* ``won`` / ``lost`` / ``tied`` (0 or 1) and ``fight_ticks``;
+* ``won`` / ``lost`` / ``tied`` (0 or 1; a truncated fight is a tie and sets ``truncated``) and ``fight_ticks``;
 * ``damage_dealt`` / ``damage_received`` in hitpoints (hitsplats on the opponent / on the learner);
 * ``hits_off_prayer`` / ``hits_on_prayer``: the learner's hits the opponent was not / was protecting
   against; ``off_prayer_rate`` their ratio;
@@ -92,7 +92,9 @@ class EpisodeMetrics:
         out: dict[str, float] = {
             "won": float(self.outcome is Outcome.WON),
             "lost": float(self.outcome is Outcome.LOST),
-            "tied": float(self.outcome is Outcome.TIED),
+            # A truncated fight (§16.4) has no winner: it counts as a tie, as in `osrs-rllib fight`.
+            "tied": float(self.outcome is Outcome.TIED or self.outcome is None),
+            "truncated": float(self.outcome is None),
             "fight_ticks": float(self.ticks),
             "damage_dealt": self.dealt_scale * them.base[_HP],
             "damage_received": self.received_scale * me.base[_HP],

@@ -1,0 +1,150 @@
+"""`osrs-rllib train` the way a user runs it: a real subprocess, real Ray, real files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment
+from policies.model_file import load_model_file
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "osrs_rllib.cli"]
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def scalar_steps(event_dir: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
+
+    mux = EventMultiplexer({"run": str(event_dir)}, size_guidance={"scalars": 0})
+    mux.Reload()
+    try:
+        return [e.step for e in mux.Scalars("run", tag)]
+    except KeyError:
+        return []
+
+
+def tensorboard_tags(event_dir: Path) -> set[str]:
+    from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
+
+    mux = EventMultiplexer({"run": str(event_dir)}, size_guidance={"scalars": 0})
+    mux.Reload()
+    return set(mux.Runs()["run"]["scalars"])
+
+
+def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
+    """Issue bar: checkpoints, exported model, TensorBoard with evaluation tags, a resume that continues."""
+    proc = run_cli("train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    exp = Experiment(tmp_path, "smoke")
+    kept = exp.checkpoints()
+    assert kept and kept[-1].iteration == 3
+    for ckpt in kept:
+        assert (ckpt.path / STATE_FILE).exists() and (ckpt.path / "rllib_checkpoint.json").exists()
+        model = load_model_file(ckpt.path / MODEL_NAME)
+        assert model.metadata["iteration"] == ckpt.iteration
+    latest = load_model_file(exp.models_dir / "latest.nhmodel")
+    assert latest.metadata["iteration"] == 3
+    assert (exp.models_dir / "best.nhmodel").exists()
+    tags = tensorboard_tags(exp.tensorboard_dir)
+    assert {"eval/baseline/deterministic/win_rate", "eval/baseline/deterministic/win_rate_low"} <= tags
+    assert {"fight/won_mean", "fight/damage_dealt_mean", "fight/win_vs_baseline_mean", "charts/env_steps"} <= tags
+    assert any(t.startswith("learner/main/") for t in tags)
+    assert exp.read_run()["state"] == "finished"
+    assert exp.read_status()["iteration"] == 3
+
+    again = run_cli("train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}")
+    assert again.returncode == 2
+    assert "already exists" in again.stderr and "Traceback" not in again.stderr
+
+    resumed = run_cli(
+        "train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}", "--set", "stop.iterations=5"
+    )
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "resumed smoke from iter-000003" in resumed.stdout
+    assert exp.latest_checkpoint() is not None and exp.latest_checkpoint().iteration == 5
+    assert scalar_steps(exp.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
+    state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
+    assert state["iteration"] == 5 and state["env_steps"] > 0
+
+
+def test_sigkill_mid_iteration_loses_only_the_unsaved_iterations(tmp_path: Path) -> None:
+    """Issue bar: SIGKILL mid-iteration, then resume; every checkpoint on disk stays loadable."""
+    args = [
+        "train",
+        "configs/smoke.yml",
+        "--set",
+        f"experiments_dir={tmp_path}",
+        "--set",
+        "stop.iterations=200",
+        "--set",
+        "checkpoint.interval=2",
+        "--set",
+        "evaluation.interval=0",
+        "--set",
+        "checkpoint.keep_best=false",
+    ]
+    proc = subprocess.Popen(
+        [*CLI, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    exp = Experiment(tmp_path, "smoke")
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            latest = exp.latest_checkpoint()
+            status = exp.read_status()
+            # Kill once a checkpoint exists and the run has moved on past it (so an iteration is in flight).
+            if latest is not None and latest.iteration >= 2 and status.get("iteration", 0) > latest.iteration:
+                break
+            assert proc.poll() is None, (proc.stdout.read() if proc.stdout else b"").decode()[-3000:]
+            time.sleep(0.2)
+        else:
+            pytest.fail("training never reached a second checkpoint")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        if proc.stdout:
+            proc.stdout.close()
+    assert exp.effective_state() == "dead"
+    before = exp.checkpoints()
+    assert before, "the checkpoints written before the kill must survive it"
+    for ckpt in before:
+        assert (ckpt.path / STATE_FILE).exists()
+        load_model_file(ckpt.path / MODEL_NAME)
+    last = before[-1].iteration
+    resumed = run_cli(
+        "train",
+        "configs/smoke.yml",
+        "--resume",
+        "--set",
+        f"experiments_dir={tmp_path}",
+        "--set",
+        f"stop.iterations={last + 1}",
+    )
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"(iteration {last})" in resumed.stdout
+    assert exp.latest_checkpoint() is not None and exp.latest_checkpoint().iteration == last + 1
+
+
+def test_config_error_is_one_line_without_traceback(tmp_path: Path) -> None:
+    proc = run_cli(
+        "train", "configs/smoke.yml", "--set", "ppo.minibatch_sise=64", "--set", f"experiments_dir={tmp_path}"
+    )
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "ppo.minibatch_sise" in lines[0] and "minibatch_size" in lines[0]
+    missing = run_cli("train", "configs/nope.yml")
+    assert missing.returncode == 2 and "file not found" in missing.stderr and "Traceback" not in missing.stderr
+    nothing = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
+    assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr

@@ -57,3 +57,11 @@ def test_policy_forward_json() -> None:
     cases = {(r["mode"], r["case"], r["batch"]) for r in report["results"]}
     assert ("torchscript", "act", 1) in cases and ("eager", "evaluate", 256) in cases
     assert all(r["ms"] > 0 for r in report["results"])
+
+
+def test_train_throughput_on_the_smoke_config() -> None:
+    proc = _run("train_throughput.py", "--config", "configs/smoke.yml", "--iterations", "1", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["median"]["env_steps_per_s"] > 0
+    assert report["iterations"][0]["env_steps"] > 0

@@ -139,3 +139,12 @@ def test_evaluation_is_reproducible_and_counts_every_fight() -> None:
     assert noop.opponent == "noop" and noop.mean_damage_received == 0  # noop never attacks
     with pytest.raises(ValueError, match="unknown evaluation opponent"):
         evaluate(random_act(0), ["boss"], 1)
+
+
+def test_cluster_yml_is_a_valid_autoscaler_config() -> None:
+    import yaml
+    from ray.autoscaler._private.util import fillout_defaults, validate_config
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "cluster.yml").read_text())
+    validate_config(fillout_defaults(config))
+    assert config["head_start_ray_commands"] and "osrs-rllib" in " ".join(config["setup_commands"])

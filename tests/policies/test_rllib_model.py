@@ -211,3 +211,19 @@ def test_model_rejects_an_observation_without_mask() -> None:
     space = spaces.Dict({"observations": spaces.Box(-1, 1, (10,), np.float32)})
     with pytest.raises(ValueError, match="needs a Dict observation space with 'observations' and 'action_mask'"):
         NHTorchModel(space, spaces.MultiDiscrete([4] * NUM_HEADS), 64 + NUM_LOGITS, model_config(SMALL), "m")
+
+
+def test_scripted_sampling_twin_follows_weight_updates(nh_algo: Any) -> None:
+    policy = nh_algo.get_policy("main")
+    model = policy.model
+    twin = model.inference_network()
+    assert not any("_scripted" in k for k in model.state_dict()), "the twin must not enter checkpoints"
+    weights = {k: v + 0.05 if v.dtype == np.float32 else v for k, v in policy.get_weights().items()}
+    policy.set_weights(weights)
+    features = torch.randn(8, model.net.feature_size)
+    mask = torch.ones(8, NUM_LOGITS)
+    with torch.no_grad():
+        eager, _, _ = model.net.sample_from_features(features, mask, True, None)
+        scripted, _, _ = twin.sample_from_features(features, mask, True, None)
+    assert torch.equal(eager, scripted)
+    assert torch.equal(twin.head_trunk.weight, model.net.head_trunk.weight)

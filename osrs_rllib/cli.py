@@ -66,9 +66,9 @@ def parse_set_options(pairs: list[str]) -> dict[str, Any]:
 def fight(
     a: Annotated[
         str,
-        typer.Argument(metavar="A", help="Side A (results are from its view): baseline or a ladder name."),
+        typer.Argument(metavar="A", help="Side A (results are from its view): baseline, a ladder name or a *.nhmodel."),
     ],
-    b: Annotated[str, typer.Argument(metavar="B", help="Side B: 'baseline' or a ladder opponent name.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Side B: 'baseline', a ladder name or a model file.")],
     n: Annotated[int, typer.Option("--n", min=1, help="Number of fights.")] = 1000,
     seed: Annotated[int, typer.Option(min=0, help="Base seed; fight k uses seed + k.")] = 0,
     build: Annotated[
@@ -82,7 +82,8 @@ def fight(
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
 
-    Valid sides: baseline, noop, random, stay_alive, prayer_switcher, tribrid (weakest to strongest).
+    Valid sides: baseline, noop, random, stay_alive, prayer_switcher, tribrid (weakest to strongest), or a
+    trained policy's model file such as experiments/nh/models/best.nhmodel.
     """
     from osrs_rllib.fight import plan_matchup, run_fights
 

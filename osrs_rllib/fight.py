@@ -1,8 +1,9 @@
 """Head-to-head fights between two named sides, summarised with a confidence interval.
 
-A *side* is the in-simulator scripted baseline of spec §18 (``"baseline"``) or a scripted ladder
+A *side* is the in-simulator scripted baseline of spec §18 (``"baseline"``), a scripted ladder
 opponent (`envs.opponents.LADDER`: ``noop``, ``random``, ``stay_alive``, ``prayer_switcher``,
-``tribrid``). Side A is player 0 and side B player 1, with two exceptions forced by the simulator,
+``tribrid``) or a trained policy's model file (``*.nhmodel``, e.g. ``experiments/nh/models/best.nhmodel``,
+deterministic actions). Side A is player 0 and side B player 1, with two exceptions forced by the simulator,
 whose baseline can only sit in seat 1:
 
 * A is ``baseline`` and B is not: the seats are swapped (B plays player 0) and every result is
@@ -52,6 +53,37 @@ PolicyFactory = Callable[[int], ScriptedPolicy]
 """Builds a side's policy seeded with the given seed."""
 
 
+MODEL_SUFFIX = ".nhmodel"
+
+
+class ModelSide:
+    """A model file (see `policies/model_file.py`) seated like a scripted opponent: one observation at a
+    time, its own frame stack, deterministic by default (stochastic draws are seeded per fight)."""
+
+    def __init__(self, path: str, seed: int, deterministic: bool = True) -> None:
+        from envs.nh.contract import OBS_SIZE, FrameStack
+        from policies.model_file import load_model_file
+
+        self.name = path
+        self.model = load_model_file(path)
+        self.deterministic = deterministic
+        self._stack = FrameStack(self.model.frame_stack, OBS_SIZE)
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None) -> None:
+        self._stack.reset()
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, obs: np.ndarray, mask: Any) -> np.ndarray:
+        stacked = self._stack.push(obs)
+        seed = None if self.deterministic else int(self._rng.integers(0, 2**31 - 1))
+        return self.model.act(stacked, np.asarray(mask, dtype=np.float32), self.deterministic, seed=seed)
+
+
+def is_model_path(name: str) -> bool:
+    return name.endswith(MODEL_SUFFIX)
+
+
 def side_names() -> tuple[str, ...]:
     """Every valid side name: ``baseline`` followed by the ladder, weakest to strongest."""
     return (BASELINE, *LADDER)
@@ -69,7 +101,17 @@ def resolve_side(name: str) -> PolicyFactory | None:
         return None
     if name in LADDER:
         return lambda seed: make_opponent(name, seed)
-    raise ValueError(f"unknown opponent {name!r}; valid names: {', '.join(side_names())}")
+    if is_model_path(name):
+        from policies.model_file import ModelFileError, read_model_meta
+
+        try:
+            read_model_meta(name)  # fail now, with the model file's own message, not at the first fight
+        except ModelFileError as exc:
+            raise ValueError(str(exc)) from None
+        return lambda seed: ModelSide(name, seed)
+    raise ValueError(
+        f"unknown opponent {name!r}; valid names: {', '.join(side_names())}, or a model file (*{MODEL_SUFFIX})"
+    )
 
 
 @dataclass(frozen=True, slots=True)

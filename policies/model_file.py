@@ -179,7 +179,7 @@ def read_model_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
                 raise ModelFileError(
                     f"cannot load model file {path}: expected an osrs-rllib model ({MODEL_FORMAT}) with "
                     f"an {META_ENTRY} entry, found a zip archive without one (a plain TorchScript file or a "
-                    "checkpoint? export one with `osrs-rllib export`)"
+                    "checkpoint? training writes model files to experiments/<name>/models/)"
                 )
             raw = archive.read(names[0])
             damaged = archive.testzip()

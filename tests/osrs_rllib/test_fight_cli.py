@@ -153,3 +153,25 @@ def test_bad_counts_are_rejected() -> None:
         run_fights("random", "baseline", n=0)
     with pytest.raises(ValueError, match="seed must be"):
         run_fights("random", "baseline", n=1, seed=-1)
+
+
+def test_fight_with_a_model_file(tmp_path: Path) -> None:
+    import torch
+
+    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
+    from osrs_rllib.fight import run_fights
+    from policies.model_file import save_model_file
+    from policies.network import NHPolicyNetwork
+    from policies.network_config import NetworkConfig
+
+    torch.manual_seed(0)
+    path = tmp_path / "untrained.nhmodel"
+    network = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, NetworkConfig(actor_hidden=(32,), critic_hidden=(32,)))
+    save_model_file(network, path)
+    summary = run_fights(str(path), "random", n=3, seed=0, options={"max_episode_ticks": 100})
+    assert summary.wins + summary.losses + summary.ties == 3
+    again = run_fights(str(path), "random", n=3, seed=0, options={"max_episode_ticks": 100})
+    assert again == summary  # deterministic model, seeded opponent
+    (tmp_path / "broken.nhmodel").write_bytes(b"nope")
+    with pytest.raises(ValueError, match="cannot load model file"):
+        run_fights(str(tmp_path / "broken.nhmodel"), "random", n=1)

@@ -65,3 +65,27 @@ def test_train_throughput_on_the_smoke_config() -> None:
     report = json.loads(proc.stdout)
     assert report["median"]["env_steps_per_s"] > 0
     assert report["iterations"][0]["env_steps"] > 0
+
+
+def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
+    proc = _run(
+        "learning_curve.py",
+        "--config",
+        "configs/smoke.yml",
+        "--minutes",
+        "0.05",
+        "--fights",
+        "4",
+        "--experiments-dir",
+        str(tmp_path),
+        "--set",
+        "ppo.train_batch_size=256",
+        "--set",
+        "ppo.minibatch_size=128",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    final = report["final"]
+    assert final["fights"] == 4 and final["wins"] + final["losses"] + final["ties"] == 4
+    assert final["model_iteration"] >= 1

@@ -292,7 +292,6 @@ class Trainer:
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
         """Train until a stop limit or a stop request; returns the process exit code."""
-        self.stop.install()
         started = time.time()
         state = "failed"
         try:
@@ -306,6 +305,8 @@ class Trainer:
             if self.dashboard_url:
                 self.exp.write_run(dashboard=self.dashboard_url)
             self._build()
+            # After ray.init: Ray's core worker installs its own SIGTERM handler (which exits at once).
+            self.stop.install()
             if self.resume:
                 self._restore()
             self._open_tensorboard()

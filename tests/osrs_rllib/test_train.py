@@ -148,3 +148,70 @@ def test_config_error_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "file not found" in missing.stderr and "Traceback" not in missing.stderr
     nothing = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
     assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+
+
+def test_detach_jobs_and_clean_stop(tmp_path: Path) -> None:
+    started = run_cli(
+        "train",
+        "configs/smoke.yml",
+        "--detach",
+        "--set",
+        f"experiments_dir={tmp_path}",
+        "--set",
+        "stop.iterations=500",
+        "--set",
+        "checkpoint.interval=100",
+        "--set",
+        "evaluation.interval=0",
+        "--set",
+        "checkpoint.keep_best=false",
+    )
+    assert started.returncode == 0, started.stderr
+    assert "in the background" in started.stdout
+    exp = Experiment(tmp_path, "smoke")
+    deadline = time.time() + 240
+    while time.time() < deadline and exp.read_status().get("iteration", 0) < 1:
+        assert exp.effective_state() in ("starting", "running"), exp.log_path.read_text()[-3000:]
+        time.sleep(0.5)
+    listed = json.loads(run_cli("jobs", "--experiments-dir", str(tmp_path), "--json").stdout)
+    assert [j["name"] for j in listed] == ["smoke"] and listed[0]["state"] == "running"
+    stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240")
+    assert stopped.returncode == 0 and "smoke: stopped" in stopped.stdout, stopped.stdout + stopped.stderr
+    last = exp.latest_checkpoint()
+    assert last is not None and last.iteration == exp.read_status()["iteration"], "stop must end with a checkpoint"
+    assert exp.read_run()["state"] == "stopped"
+    assert "stop requested" in exp.log_path.read_text()
+    nothing = run_cli("stop", "--all", "--experiments-dir", str(tmp_path))
+    assert nothing.returncode == 0 and "nothing is running" in nothing.stdout
+
+
+def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
+    import socket
+    import urllib.request
+
+    (tmp_path / "run" / "tensorboard").mkdir(parents=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [*CLI, "tensorboard", "--experiments-dir", str(tmp_path), "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline, status = time.time() + 60, None
+        while time.time() < deadline and status is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    status = response.status
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stdout:
+            proc.stdout.close()
+    missing = run_cli("tensorboard", "--experiments-dir", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "no experiments directory" in missing.stderr

@@ -1,0 +1,215 @@
+"""The `League` aggregate: exact round trips, O(N) state, metrics, bookkeeping rules, and its imports."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from league import EvictEvent, League, LeagueConfig, Outcome, SnapshotEvent
+
+LEAGUE_DIR = Path(__file__).resolve().parents[2] / "league"
+OUTCOMES = st.sampled_from([Outcome.WIN, Outcome.DRAW, Outcome.LOSS])
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("snapshot"), st.integers(0, 4)),
+        st.tuples(st.just("game"), st.integers(0, 99), st.integers(0, 99), OUTCOMES, st.booleans()),
+        st.tuples(st.just("sampled_game"), st.integers(0, 4), st.integers(0, 2**31 - 1), OUTCOMES),
+        st.tuples(st.just("iterate"), st.integers(0, 3000)),
+        st.tuples(st.just("fixed"), st.sampled_from(["tribrid", "noop", "baseline", "target"])),
+    ),
+    max_size=60,
+)
+CONFIGS = st.builds(
+    LeagueConfig,
+    snapshot_interval=st.integers(1, 4),
+    main_exploiters=st.integers(0, 2),
+    league_exploiters=st.integers(0, 2),
+    exploiter_min_games=st.integers(1, 4),
+    exploiter_step_budget=st.one_of(st.none(), st.integers(1, 5000)),
+    max_snapshots=st.one_of(st.none(), st.integers(1, 6)),
+    payoff_decay=st.sampled_from([0.5, 0.9, 0.99, 1.0]),
+    seed=st.integers(0, 1000),
+    opponent_mix=st.just({"self_play": 0.2, "latest": 0.2, "prioritized": 0.2, "pfsp": 0.2, "scripted": 0.2}),
+)
+
+
+def _apply(league: League, operations: list[tuple]) -> None:
+    for op in operations:
+        if op[0] == "snapshot":
+            league.add_snapshot(league.learners[op[1] % len(league.learners)])
+        elif op[0] == "game":
+            players = league.players()
+            a, b = players[op[1] % len(players)], players[op[2] % len(players)]
+            league.record_game(a, b, op[3], kind=None if op[4] else "pfsp")
+        elif op[0] == "sampled_game":
+            learner = league.learners[op[1] % len(league.learners)]
+            choice = league.sample_opponent(learner, np.random.default_rng(op[2]))
+            league.record_game(learner, choice.opponent_id, op[3], kind=choice.kind)
+        elif op[0] == "iterate":
+            league.on_iteration(league.iteration + 1, league.env_steps + op[1])
+        elif op[1] == "baseline":
+            league.add_baseline()
+        elif op[1] == "target":
+            league.add_target(f"/models/{op[1]}.pt")
+        else:
+            league.add_scripted(op[1])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=CONFIGS, operations=OPERATIONS, more=OPERATIONS)
+def test_round_trip_is_exact_and_behaves_the_same(config: LeagueConfig, operations: list, more: list) -> None:
+    league = League(config, clock=_clock)
+    _apply(league, operations)
+    state = league.to_dict()
+    back = League.from_dict(json.loads(json.dumps(state)), clock=_clock)
+    assert back == league
+    assert back.to_dict() == state
+    # The copy then makes the same decisions (including the league's own generator's draws).
+    _apply(league, more)
+    _apply(back, more)
+    assert back == league
+    events = league.on_iteration(league.iteration + 7, league.env_steps + 10**7)
+    assert events == back.on_iteration(back.iteration + 7, back.env_steps + 10**7)
+    assert back == league
+
+
+def _clock() -> float:
+    return 1.7e9
+
+
+def test_equality_sees_every_number() -> None:
+    league = League()
+    league.add_snapshot("main", created_at=1.0)
+    other = League.from_dict(league.to_dict())
+    other.qualities["main@v1"] -= 1e-12
+    assert other != league
+    other = League.from_dict(league.to_dict())
+    other.rng.random()
+    assert other != league
+
+
+def test_state_is_linear_in_the_number_of_snapshots() -> None:
+    """Main plays every snapshot three times: the state grows ~linearly and holds one payoff entry per pair."""
+
+    def size(n: int) -> tuple[int, int]:
+        league = League(LeagueConfig(main_exploiters=1, league_exploiters=1))
+        for v in range(1, n + 1):
+            league.add_snapshot("main", iteration=v, training_steps=v * 1000, created_at=1.7e9 + v)
+            for outcome in (Outcome.WIN, Outcome.LOSS, Outcome.DRAW):
+                league.record_game("main", f"main@v{v}", outcome, kind="pfsp")
+        return len(json.dumps(league.to_dict())), len(league.payoff)
+
+    small, pairs_small = size(100)
+    large, pairs_large = size(400)
+    assert (pairs_small, pairs_large) == (100, 400)
+    assert large < 4.2 * small
+    assert large / 400 < 600  # bytes per snapshot: metadata, quality, rating and one payoff pair
+
+
+def test_eviction_keeps_quality_comparisons_inside_one_learner() -> None:
+    league = League(LeagueConfig(main_exploiters=1, max_snapshots=3))
+    league.add_snapshot("main_exploiter_0", created_at=0.0)
+    league.add_snapshot("main", created_at=0.0)
+    league.add_snapshot("main", created_at=0.0)
+    league.qualities["main@v1"] = -1.0  # main beat v1 often
+    events = league.add_snapshot("main", created_at=0.0)
+    assert [type(e) for e in events] == [SnapshotEvent, EvictEvent]
+    assert events[1].snapshot_id == "main@v1"
+    league.qualities["main@v2"] = league.qualities["main@v3"] = 0.0
+    events = league.add_snapshot("main", created_at=0.0)
+    assert events[1].snapshot_id == "main@v2"  # equal qualities: the oldest goes
+    assert list(league.snapshots) == ["main_exploiter_0@v1", "main@v3", "main@v4"]
+    assert league.payoff.games("main", "main@v1") == 0 and "main@v1" not in league.ratings
+
+
+def test_games_of_evicted_snapshots_are_ignored() -> None:
+    league = League(LeagueConfig(max_snapshots=1))
+    league.add_snapshot("main", created_at=0.0)
+    league.add_snapshot("main", created_at=0.0)
+    league.record_game("main", "main@v1", Outcome.WIN)  # an episode that ended after the eviction
+    assert len(league.payoff) == 0 and "main@v1" not in league.ratings
+
+
+def test_snapshot_metadata_and_inherited_ratings() -> None:
+    league = League()
+    league.record_game("main", "baseline", Outcome.WIN)
+    (event,) = league.add_snapshot("main", iteration=4, training_steps=12_345, created_at=99.0)
+    assert event.snapshot.to_dict() == {
+        "player_id": "main@v1",
+        "source": "main",
+        "version": 1,
+        "training_steps": 12_345,
+        "iteration": 4,
+        "created_at": 99.0,
+        "reason": "manual",
+    }
+    assert league.ratings.get("main@v1").mu == league.ratings.get("main").mu
+    assert league.ratings.get("main@v1").elo == 1516.0
+    with pytest.raises(ValueError, match="only learners"):
+        league.add_snapshot("main@v1")
+
+
+def test_fixed_players() -> None:
+    league = League()
+    assert league.add_target("/models/a/best.pt") == "target_best"
+    assert league.fixed["target_best"].path == "/models/a/best.pt"
+    assert league.add_target("/models/a/best.pt") == "target_best"  # idempotent
+    with pytest.raises(ValueError, match="another name"):
+        league.add_target("/models/b/best.pt")
+    assert league.add_target("/models/b/best.pt", name="best_b") == "target_best_b"
+    with pytest.raises(ValueError, match="fixed players are"):
+        league.add_fixed_player("main@v1")
+
+
+def test_metrics_are_flat_finite_floats() -> None:
+    league = League(LeagueConfig(main_exploiters=1, league_exploiters=1))
+    league.add_scripted("tribrid")
+    league.add_snapshot("main", created_at=0.0)
+    rng = np.random.default_rng(3)
+    for learner in league.learners:
+        for _ in range(20):
+            choice = league.sample_opponent(learner, rng)
+            league.record_game(learner, choice.opponent_id, Outcome(float(rng.choice([0.0, 0.5, 1.0]))), choice.kind)
+    league.record_game("main", "scripted_tribrid", Outcome.WIN, kind="scripted")
+    metrics = league.metrics()
+    for key in (
+        "league/size",
+        "league/main/games/scripted",
+        "league/main/win_rate/scripted",
+        "league/main_exploiter_0/games/main",
+        "league/main_exploiter_0/win_rate_vs_main",
+        "league/main_exploiters/win_rate_vs_main",
+        "league/quality/entropy",
+        "league/pfsp_weight/mean",
+        "league/main/elo",
+        "league/main/conservative_rating",
+    ):
+        assert key in metrics, key
+    assert metrics["league/main/games/scripted"] == 1.0 and metrics["league/main/win_rate/scripted"] == 1.0
+    assert all(type(v) is float and math.isfinite(v) for v in metrics.values())
+    assert metrics["league/size"] == 1.0
+    assert metrics["league/main_exploiter_0/games/main"] == 20.0
+
+
+def test_league_imports_no_ray_no_torch_and_nothing_of_the_application() -> None:
+    forbidden = {"ray", "torch", "gymnasium", "envs", "policies", "osrs_rllib", "serving"}
+    for path in LEAGUE_DIR.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] not in forbidden, f"{path.name} imports {name}"
+    code = "import sys, league.league; bad = {'ray', 'torch'} & set(sys.modules); assert not bad, bad"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=LEAGUE_DIR.parent)

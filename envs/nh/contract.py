@@ -467,6 +467,25 @@ ChooseFn = Callable[[Head, BoolArray], int]
 a scratch buffer that is only valid during the call."""
 
 _HEAD_MEMBERS: tuple[Head, ...] = tuple(Head)
+_FORBIDDEN_AFTER: tuple[tuple[int, ...], ...] = tuple(
+    tuple(int(c) for c in np.flatnonzero(DEP_FORBIDS[p])) for p in range(NUM_LOGITS)
+)
+"""Row `p` of `DEP_FORBIDS` as the logits it forbids, for the per-head loop of the sampler below."""
+_HEAD_LOOP: tuple[tuple[int, int, int, slice, Head, bool], ...] = tuple(
+    (head, HEAD_OFFSETS[head], HEAD_SIZES[head], HEAD_SLICES[head], _HEAD_MEMBERS[head], bool(HEAD_PARENTS[head]))
+    for head in range(NUM_HEADS)
+)
+_LEGAL_PATTERNS: dict[tuple[int, tuple[bool, ...]], BoolArray] = {}
+"""(head, legal flags) → a read-only bool array of them; `choose` gets a copy in the scratch buffer."""
+
+
+def _legal_pattern(head: int, flags: tuple[bool, ...]) -> BoolArray:
+    pattern = _LEGAL_PATTERNS.get((head, flags))
+    if pattern is None:
+        pattern = np.array(flags, dtype=np.bool_)
+        pattern.flags.writeable = False
+        _LEGAL_PATTERNS[(head, flags)] = pattern
+    return pattern
 
 
 def apply_dependencies_and_force(
@@ -480,6 +499,9 @@ def apply_dependencies_and_force(
     of its values survives the dependencies); otherwise `choose(head, legal)` picks. The result therefore
     never violates the environment mask or the dependency rules except where §14.2 forces 0.
 
+    The loop runs on Python lists (numpy calls on 45 booleans cost more than they save); `legal` is
+    still handed to `choose` as a bool array view, as `ChooseFn` promises.
+
     Args:
         env_mask: The 45 environment-mask booleans in head order (§14.2 layout), as the env returns them.
         choose: Picks a value among the legal ones (see `ChooseFn`).
@@ -491,27 +513,34 @@ def apply_dependencies_and_force(
     Raises:
         ValueError: The mask does not have 45 entries, or `choose` returned an illegal value.
     """
-    mask = _as_mask(env_mask)
+    flat = _as_mask(env_mask).tolist()
     actions = np.zeros(NUM_HEADS, dtype=np.int64) if out is None else out
-    allowed = np.ones(NUM_LOGITS, dtype=np.bool_)
-    legal_buf = np.empty(NUM_LOGITS, dtype=np.bool_)
-    for head, sl in enumerate(HEAD_SLICES):
-        legal = legal_buf[sl]
-        np.logical_and(mask[sl], allowed[sl], out=legal)
-        n_legal = int(np.count_nonzero(legal))
+    allowed = [True] * NUM_LOGITS
+    legal_buf: BoolArray | None = None
+    for head, off, size, sl, member, dependent in _HEAD_LOOP:
+        if dependent:
+            flags = tuple([flat[i] and allowed[i] for i in range(off, off + size)])
+        else:  # no §14.2 row constrains this head: its environment mask is its legal set
+            flags = tuple(flat[off : off + size])
+        n_legal = flags.count(True)
         if n_legal == 0:
             value = 0  # §14.2: nothing legal forces value 0
         elif n_legal == 1:
-            value = int(legal.argmax())
+            value = flags.index(True)
         else:
-            value = int(choose(_HEAD_MEMBERS[head], legal))
-            if not (0 <= value < HEAD_SIZES[head] and legal[value]):
+            if legal_buf is None:
+                legal_buf = np.empty(NUM_LOGITS, dtype=np.bool_)
+            legal = legal_buf[sl]
+            legal[:] = _legal_pattern(head, flags)
+            value = int(choose(member, legal))
+            if not (0 <= value < size and legal[value]):
                 raise ValueError(
-                    f"choose() returned {value} for head {_HEAD_MEMBERS[head].name}, legal values are "
+                    f"choose() returned {value} for head {member.name}, legal values are "
                     f"{np.flatnonzero(legal).tolist()}"
                 )
         actions[head] = value
-        np.logical_and(allowed, DEP_ALLOWED_AFTER[HEAD_OFFSETS[head] + value], out=allowed)
+        for logit in _FORBIDDEN_AFTER[off + value]:
+            allowed[logit] = False
     return actions
 
 

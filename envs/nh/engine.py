@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE, PARTIAL_INDICES
-from envs.nh.masks import NUM_MASK, LoadoutFacts, compute_masks, loadout_facts
-from envs.nh.observation import encode, static_block
+from envs.nh.masks import NUM_MASK, LoadoutFacts, loadout_facts, mask_values, pack_masks
+from envs.nh.observation import ObservationEncoder, static_block
 from envs.nh.params import FightParams
 from envs.nh.rewards import RewardWeights, compute_reward, signals_for
 from envs.nh.sim import FightSim, Outcome, TickResult
@@ -54,6 +54,7 @@ class NHEngine:
         self.masks = np.zeros((2, NUM_MASK), dtype=bool)
         self._static = np.zeros((2, OBS_SIZE), dtype=np.float32)
         self._facts: list[LoadoutFacts] = []
+        self._encoders: list[ObservationEncoder] = []
         self._prev_signals: list[dict[str, Any] | None] = [None, None]
 
     @property
@@ -70,6 +71,10 @@ class NHEngine:
         self._facts = [loadout_facts(p.loadout) for p in self.sim.players]
         for i, p in enumerate(self.sim.players):
             self._static[i] = static_block(p.loadout, self.sim.fight_mode)
+        shared: dict[int, Any] = {}
+        self._encoders = [
+            ObservationEncoder(self.sim, p, self._static[i], shared) for i, p in enumerate(self.sim.players)
+        ]
         self._prev_signals = [None, None]
         self._observe()
 
@@ -80,8 +85,9 @@ class NHEngine:
             if (i == 1 and not need_opp) or (i == 0 and p.is_baseline and not self.observe_all):
                 continue
             known_lunar = sim.stats[i].known_lunar_opponent
-            compute_masks(sim, p, self._facts[i], known_lunar, self.masks[i])
-            encode(sim, p, self._static[i], self.masks[i], self.obs[i])
+            mask = mask_values(sim, p, self._facts[i], known_lunar)
+            pack_masks(mask, self.masks[i])
+            self._encoders[i].encode(mask, self.obs[i])
 
     def critic_obs(self, i: int, out: np.ndarray | None = None) -> np.ndarray:
         """Player i's 269-entry critic input: own 176 entries + the opponent's 93 partial ones (§15.3)."""

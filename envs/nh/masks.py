@@ -6,6 +6,7 @@ come back with no legal value (e.g. head 11 with no prayer points left).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,10 +14,10 @@ import numpy as np
 
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
-from envs.nh.contract import HEAD_OFFSETS, NUM_LOGITS
+from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
 from envs.nh.items import ITEMS, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
-from envs.nh.operations import combat_boost, primary_food, ranging_boost
+from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.params import FightParams
 from envs.nh.state import EMPTY, FightMode, PlayerState, Skill, Spellbook, TimerId
 
@@ -28,7 +29,6 @@ ICE_MIN_MAGIC = 58  # §14.3 iceOK (Ice Rush)
 BLOOD_MIN_MAGIC = 56  # §14.3 bloodOK (Blood Rush)
 FARCAST_DISTANCES = range(2, 8)  # §14.3: farOK(2) … farOK(7) [QUIRK 15, DROP]
 GMAUL_SPEC_COST = 50  # §14.3 gmaulOK
-_RESTORABLE = (Skill.ATTACK, Skill.DEFENCE, Skill.STRENGTH, Skill.RANGED, Skill.MAGIC, Skill.PRAYER)  # §14.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,13 @@ class LoadoutFacts:
     spec_weapon: int | None
     spec_two_handed: bool
     spec_cost: int | None
-
+    # boosted caps of the potion rules (§14.3 head 4, §8.3), from the loadout's base levels
+    brew_defence_cap: int = 0
+    """Base Defence + the brew's raise `2 + floor(0.20 × base)`."""
+    combat_caps: tuple[int, int, int] = (0, 0, 0)
+    """Attack, Strength, Defence: base + `combat_boost(base)`."""
+    ranged_cap: int = 0
+    """Ranged: base + `ranging_boost(base)`."""
 
 
 def loadout_facts(load: Loadout) -> LoadoutFacts:
@@ -54,6 +60,7 @@ def loadout_facts(load: Loadout) -> LoadoutFacts:
     rs = special_for_weapon(ranged) if ranged is not None else None
     ss = special_for_weapon(spec) if spec is not None else None
     vns = special_for_weapon(Ids.VOLATILE_NIGHTMARE_STAFF)
+    base = load.base_levels
     return LoadoutFacts(
         magic_set=bool(load.sets[GearSet.MAGIC]),
         magic_special_cost=vns[1] if (vns and Ids.VOLATILE_NIGHTMARE_STAFF in load.sets[GearSet.MAGIC]) else None,
@@ -63,6 +70,13 @@ def loadout_facts(load: Loadout) -> LoadoutFacts:
         spec_weapon=spec,
         spec_two_handed=spec is not None and ITEMS[spec].two_handed,
         spec_cost=ss[1] if ss else None,
+        brew_defence_cap=base[_DEF] + 2 + base[_DEF] * 20 // 100,
+        combat_caps=(
+            base[_ATT] + combat_boost(base[_ATT]),
+            base[_STR] + combat_boost(base[_STR]),
+            base[_DEF] + combat_boost(base[_DEF]),
+        ),
+        ranged_cap=base[_RNG] + ranging_boost(base[_RNG]),
     )
 
 
@@ -72,16 +86,48 @@ def _ring_in_wilderness(tx: int, ty: int, k: int) -> bool:
     return tx - k <= wx[1] and tx + k >= wx[0] and ty - k <= wy[1] and ty + k >= wy[0]
 
 
-def _candidate_ok(p: PlayerState, t: PlayerState, offsets: tuple[tuple[int, int], ...]) -> bool:
-    """A §5.8 candidate exists and differs from the agent's tile (it is the unique best if it is one)."""
+def _candidate_ok(px: int, py: int, tx: int, ty: int, offsets: tuple[tuple[int, int], ...]) -> bool:
+    """A §5.8 candidate exists and differs from the agent's tile (it is the unique best if it is one).
+
+    `movement.in_wilderness` is inlined: this runs twice per player and tick.
+    """
+    if _WX0 <= px <= _WX1 and _WY0 <= py <= _WY1:
+        for ox, oy in offsets:
+            if px == tx + ox and py == ty + oy:
+                return False
     for ox, oy in offsets:
-        if p.x == t.x + ox and p.y == t.y + oy and movement.in_wilderness(p.x, p.y):
-            return False
-    return any(movement.in_wilderness(t.x + ox, t.y + oy) for ox, oy in offsets)
+        x, y = tx + ox, ty + oy
+        if _WX0 <= x <= _WX1 and _WY0 <= y <= _WY1:
+            return True
+    return False
 
 
 def has_potion(p: PlayerState, potion: PotionType) -> bool:
     return p.potion_doses(potion) > 0
+
+
+# plain ints bound once: enum attribute access costs ~200 ns on Python 3.11, the masks read ~40
+_ATT, _STR, _DEF, _HP, _RNG, _MAG, _PRAY = (
+    int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE), int(Skill.HITPOINTS),
+    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
+)
+_ANCIENT, _LUNAR, _LMS = Spellbook.ANCIENT, Spellbook.LUNAR, FightMode.LMS
+_T_ATTACK, _T_FOOD, _T_KARAMBWAN, _T_POTION, _T_FREEZE, _T_VENG = (
+    int(TimerId.ATTACK), int(TimerId.FOOD), int(TimerId.KARAMBWAN), int(TimerId.POTION),
+    int(TimerId.FREEZE), int(TimerId.VENGEANCE_COOLDOWN),
+)
+_SHIELD = int(Slot.SHIELD)
+_BREW = int(PotionType.BREW)
+_RESTORE = int(PotionType.RESTORE)
+_COMBAT = int(PotionType.COMBAT)
+_RANGING = int(PotionType.RANGING)
+_GRANITE_MAUL, _ANGLERFISH = Ids.GRANITE_MAUL, Ids.ANGLERFISH
+_WX0, _WX1 = movement.WILDERNESS_X
+_WY0, _WY1 = movement.WILDERNESS_Y
+_FAR_MIN, _FAR_MAX = FARCAST_DISTANCES[0], FARCAST_DISTANCES[-1]
+_MASK = struct.Struct(f"{NUM_MASK}?")
+if HEAD_SIZES != (4, 3, 3, 4, 5, 2, 2, 2, 2, 5, 7, 6) or len(FARCAST_DISTANCES) != HEAD_SIZES[10] - 1:
+    raise AssertionError("the §14.1 head layout changed: update `mask_values`, which lists the 45 values in order")
 
 
 def compute_masks(
@@ -89,21 +135,41 @@ def compute_masks(
 ) -> np.ndarray:
     """Fill the 45 environment mask booleans for player `p` (spec §14.3)."""
     m = out if out is not None else np.zeros(NUM_MASK, dtype=bool)
-    m[:] = False
+    m[:] = mask_values(sim, p, facts, known_lunar)
+    return m
+
+
+def pack_masks(values: list[bool], out: np.ndarray) -> None:
+    """Write `mask_values`' list into a contiguous 45-entry bool array with one C call."""
+    _MASK.pack_into(out, 0, *values)
+
+
+def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar: bool) -> list[bool]:
+    """The 45 environment mask booleans for player `p` in head order, as a list (spec §14.3).
+
+    "Remaining ticks = 0" (spec §3: `max(ticks − 1, 0)`) is written `ticks <= 1` throughout.
+    """
     prm: FightParams = sim.params
-    q = sim.opponent(p)
+    q = sim.players[1 - p.index]
     lv, base = p.level, p.base
-    can_attack = p.remaining(TimerId.ATTACK) == 0
+    ticks, qticks = p.timer_ticks, q.timer_ticks
+    can_attack = ticks[_T_ATTACK] <= 1
     gate = can_attack or not prm.only_switch_gear_when_attack_soon
-    can_move = p.remaining(TimerId.FREEZE) == 0
-    target_can_move = q.remaining(TimerId.FREEZE) == 0
-    in_melee = movement.in_melee_range(p, q)
+    can_move = ticks[_T_FREEZE] <= 1
+    target_can_move = qticks[_T_FREEZE] <= 1
+    target_attack_ready = qticks[_T_ATTACK] <= 1
+    px, py, qx, qy = p.x, p.y, q.x, q.y
+    dx, dy = px - qx, py - qy
+    adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
+    in_melee = adx + ady == 1  # movement.in_melee_range
     can_melee = in_melee or can_move
-    can_2h = EMPTY in p.inventory or p.equipment[Slot.SHIELD] == EMPTY
+    inv = p.inventory_facts()
+    doses = inv.doses
+    can_2h = inv.has_free_slot or p.equipment[_SHIELD] == EMPTY
     energy = p.special_energy
-    ancient = p.spellbook is Spellbook.ANCIENT
-    magic = lv[Skill.MAGIC]
-    hp, base_hp = lv[Skill.HITPOINTS], base[Skill.HITPOINTS]
+    ancient = p.spellbook is _ANCIENT
+    magic = lv[_MAG]
+    hp, base_hp = lv[_HP], base[_HP]
 
     ice = gate and facts.magic_set and ancient and magic >= ICE_MIN_MAGIC
     blood = gate and facts.magic_set and ancient and magic >= BLOOD_MIN_MAGIC and hp < base_hp
@@ -111,7 +177,7 @@ def compute_masks(
     ranged = gate and (not facts.ranged_two_handed or can_2h)
     ranged_spec = ranged and facts.ranged_special_cost is not None and energy >= facts.ranged_special_cost
     melee = gate and can_melee and (not facts.melee_two_handed or can_2h)
-    gmaul = facts.spec_weapon == Ids.GRANITE_MAUL and energy >= GMAUL_SPEC_COST
+    gmaul = facts.spec_weapon == _GRANITE_MAUL and energy >= GMAUL_SPEC_COST
     melee_spec = (
         (gmaul or gate)
         and can_melee
@@ -119,92 +185,80 @@ def compute_masks(
         and facts.spec_cost is not None
         and energy >= facts.spec_cost
     )
-    # head 0–3: attack
-    m[0], m[1], m[2], m[3] = not can_attack, ice or blood or mage_spec, ranged or ranged_spec, melee or melee_spec
-    m[4], m[5], m[6] = True, melee, melee_spec
-    m[7], m[8], m[9] = True, ranged, ranged_spec
-    m[10], m[11], m[12], m[13] = True, ice, blood, mage_spec
     # head 4: potions
-    potion_free = p.remaining(TimerId.POTION) == 0
-    m[14] = True
-    if potion_free:
-        d_cap = base[Skill.DEFENCE] + 2 + base[Skill.DEFENCE] * 20 // 100
-        brew_useful = lv[Skill.DEFENCE] < d_cap - 1 or hp <= base_hp
-        m[15] = brew_useful and has_potion(p, PotionType.BREW)
-        below = any(lv[s] < base[s] for s in _RESTORABLE)
-        m[16] = below and has_potion(p, PotionType.RESTORE)
-        combat_useful = any(
-            base[s] + combat_boost(base[s]) > lv[s] + 1 for s in (Skill.ATTACK, Skill.STRENGTH, Skill.DEFENCE)
+    brew_ok = restore_ok = combat_ok = ranging_ok = False
+    if ticks[_T_POTION] <= 1:
+        brew_useful = lv[_DEF] < facts.brew_defence_cap - 1 or hp <= base_hp
+        brew_ok = brew_useful and doses[_BREW] > 0
+        below = (  # §14.3: any of Att/Def/Str/Rng/Mag/Prayer below base
+            lv[_ATT] < base[_ATT]
+            or lv[_DEF] < base[_DEF]
+            or lv[_STR] < base[_STR]
+            or lv[_RNG] < base[_RNG]
+            or lv[_MAG] < base[_MAG]
+            or lv[_PRAY] < base[_PRAY]
         )
-        m[17] = combat_useful and has_potion(p, PotionType.COMBAT)
-        r = Skill.RANGED
-        m[18] = base[r] + ranging_boost(base[r]) > lv[r] + 1 and has_potion(p, PotionType.RANGING)
-    # head 5: food; head 6: karambwan
-    m[19] = True
-    food = primary_food(p)
-    if p.remaining(TimerId.FOOD) == 0 and food is not None:
-        m[20] = hp <= base_hp if food == Ids.ANGLERFISH else hp < base_hp
-    m[21] = True
-    m[22] = p.remaining(TimerId.KARAMBWAN) == 0 and Ids.KARAMBWAN in p.inventory and hp < base_hp
-    # head 7: vengeance; head 8: tank gear
-    m[23] = True
-    m[24] = p.remaining(TimerId.VENGEANCE_COOLDOWN) == 0 and p.spellbook is Spellbook.LUNAR
-    m[25] = True
-    m[26] = q.remaining(TimerId.ATTACK) == 0
-    # head 9–10: movement
+        restore_ok = below and doses[_RESTORE] > 0
+        a_cap, s_cap, d_cap = facts.combat_caps
+        combat_useful = a_cap > lv[_ATT] + 1 or s_cap > lv[_STR] + 1 or d_cap > lv[_DEF] + 1
+        combat_ok = combat_useful and doses[_COMBAT] > 0
+        ranging_ok = facts.ranged_cap > lv[_RNG] + 1 and doses[_RANGING] > 0
+    # head 5: food
+    food = inv.primary_food
+    eat_ok = False
+    if ticks[_T_FOOD] <= 1 and food is not None:
+        eat_ok = hp <= base_hp if food == _ANGLERFISH else hp < base_hp
+    # heads 9–10: movement; farOK(k) for k = 2..7 (the ring at distance k around the target)
     move_ok = can_move and (prm.allow_moving_if_can_attack or not can_attack)
-    o9, o10 = HEAD_OFFSETS[9], HEAD_OFFSETS[10]
-    m[o9] = True
-    m[o10] = True
-    far_any = False
-    d = movement.cheb(p.x, p.y, q.x, q.y)
-    p_wild = movement.in_wilderness(p.x, p.y)
-    for i, k in enumerate(FARCAST_DISTANCES, start=1):
-        ok = _ring_in_wilderness(q.x, q.y, k) and not (d == k and p_wild)
-        m[o10 + i] = ok
-        far_any |= ok
+    d = adx if adx > ady else ady
+    p_wild = _WX0 <= px <= _WX1 and _WY0 <= py <= _WY1  # movement.in_wilderness
+    if _WX0 <= qx <= _WX1 and _WY0 <= qy <= _WY1:  # every ring around a target inside the box meets it
+        far = [True] * len(FARCAST_DISTANCES)
+        if p_wild and _FAR_MIN <= d <= _FAR_MAX:
+            far[d - _FAR_MIN] = False
+    else:
+        far = [
+            qx - k <= _WX1 and qx + k >= _WX0 and qy - k <= _WY1 and qy + k >= _WY0 and not (d == k and p_wild)
+            for k in FARCAST_DISTANCES
+        ]
+    far_any = any(far)
     if move_ok:
-        m[o9 + 1] = _candidate_ok(p, q, movement.CARDINALS)
-        m[o9 + 2] = q.remaining(TimerId.FREEZE) > 0 and d != 0
-        m[o9 + 3] = far_any
-        m[o9 + 4] = _candidate_ok(p, q, movement.DIAGONALS)
+        adjacent_ok = _candidate_ok(px, py, qx, qy, movement.CARDINALS)
+        under_ok = not target_can_move and d != 0
+        diagonal_ok = _candidate_ok(px, py, qx, qy, movement.DIAGONALS)
+    else:
+        adjacent_ok = under_ok = diagonal_ok = False
+    far_any_ok = move_ok and far_any
     # head 11: prayer
-    prayer_left = lv[Skill.PRAYER] > 0
-    protect = prayer_left and (q.remaining(TimerId.ATTACK) == 0 or not prm.only_switch_prayer_when_about_to_attack)
-    lms = sim.fight_mode is FightMode.LMS
-    _prayer_head(m, sim, p, q, protect, known_lunar, can_move, target_can_move, in_melee, can_attack, lms)
-    return m
-
-
-def _prayer_head(
-    m: np.ndarray,
-    sim: FightSim,
-    p: PlayerState,
-    q: PlayerState,
-    protect: bool,
-    known_lunar: bool,
-    can_move: bool,
-    target_can_move: bool,
-    in_melee: bool,
-    can_attack: bool,
-    lms: bool,
-) -> None:
-    """Head 11 (spec §14.3): value 0 never legal; protections, Smite and Redemption."""
-    o = HEAD_OFFSETS[11]
-    prm = sim.params
-    prayer_left = p.level[Skill.PRAYER] > 0
-    m[o] = False
-    m[o + 1] = protect and not known_lunar
-    m[o + 2] = protect
-    m[o + 3] = protect and (can_move or target_can_move or in_melee)
-    m[o + 4] = prm.allow_smite and not lms and can_attack and prayer_left
-    no_food = not any(f in p.inventory for f in (Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH))
-    m[o + 5] = (
-        prm.allow_redemption
-        and not lms
-        and no_food
-        and not has_potion(p, PotionType.BREW)
-        and (bool(p.hit_queue) or q.remaining(TimerId.ATTACK) == 0)
-        and prayer_left
-    )
-
+    prayer_left = lv[_PRAY] > 0
+    protect = prayer_left and (target_attack_ready or not prm.only_switch_prayer_when_about_to_attack)
+    lms = sim.fight_mode is _LMS
+    no_food = not (inv.sharks or inv.karambwans or inv.anglerfish)
+    return [
+        # head 0: attack
+        not can_attack, ice or blood or mage_spec, ranged or ranged_spec, melee or melee_spec,
+        True, melee, melee_spec,  # head 1: melee type
+        True, ranged, ranged_spec,  # head 2: ranged type
+        True, ice, blood, mage_spec,  # head 3: mage type
+        True, brew_ok, restore_ok, combat_ok, ranging_ok,  # head 4: potion
+        True, eat_ok,  # head 5: food
+        True, ticks[_T_KARAMBWAN] <= 1 and inv.karambwans > 0 and hp < base_hp,  # head 6: karambwan
+        True, ticks[_T_VENG] <= 1 and p.spellbook is _LUNAR,  # head 7: vengeance
+        True, target_attack_ready,  # head 8: tank gear
+        True, adjacent_ok, under_ok, far_any_ok, diagonal_ok,  # head 9: movement
+        True, *far,  # head 10: farcast distance
+        # head 11: prayer; value 0 is never legal
+        False,
+        protect and not known_lunar,
+        protect,
+        protect and (can_move or target_can_move or in_melee),
+        prm.allow_smite and not lms and can_attack and prayer_left,
+        (
+            prm.allow_redemption
+            and not lms
+            and no_food
+            and doses[_BREW] <= 0
+            and (bool(p.hit_queue) or target_attack_ready)
+            and prayer_left
+        ),
+    ]

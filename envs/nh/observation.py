@@ -7,6 +7,8 @@ episode (96–141, the loadout's flags and gear totals) are computed once per ep
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,9 +18,17 @@ from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, OBS_SIZE, Obs
 from envs.nh.items import ITEMS, RANGED_RANGE_TILES, Bonus, CombatStyle, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
-from envs.nh.operations import combat_boost, primary_food, ranging_boost
+from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.prayers import Prayer
-from envs.nh.state import TIMER_NEVER_SET, FightMode, PlayerState, Skill, Spellbook, TimerId, weapon_family
+from envs.nh.state import (
+    TIMER_NEVER_SET,
+    WEAPON_FAMILY,
+    FightMode,
+    PlayerState,
+    Skill,
+    Spellbook,
+    TimerId,
+)
 from envs.nh.stats import RECENT_WINDOW, EpisodeStats, visible_bonuses
 
 if TYPE_CHECKING:
@@ -34,13 +44,12 @@ MELEE_SPECIAL_CANDIDATES = (
     Ids.DRAGON_DAGGERS | {Ids.ARMADYL_GODSWORD, Ids.DRAGON_CLAWS, Ids.GRANITE_MAUL}
     | {Ids.VESTAS_LONGSWORD, Ids.ANCIENT_GODSWORD, Ids.STATIUS_WARHAMMER}
 )  # §12.8
-_STYLE_OBS = (CombatStyle.MELEE, CombatStyle.MAGIC, CombatStyle.RANGED)  # entry order of 67–72, 82–87
-_PRAYER_OBS = (CombatStyle.MAGIC, CombatStyle.RANGED, CombatStyle.MELEE)  # entry order of 75–80, 89–94
+_STYLE_OBS = (int(CombatStyle.MELEE), int(CombatStyle.MAGIC), int(CombatStyle.RANGED))  # order of 67–72, 82–87
+_PRAYER_OBS = (int(CombatStyle.MAGIC), int(CombatStyle.RANGED), int(CombatStyle.MELEE))  # order of 75–80, 89–94
 
 
 def _set_sum(load: Loadout, gear: GearSet, bonus: Bonus) -> int:
     return sum(ITEMS[i].bonuses[bonus] for i in load.sets[gear])
-
 
 
 def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
@@ -107,10 +116,10 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
 
 
 class _ObsIndex:
-    """Plain-int copy of `Obs` for the per-tick encoder.
+    """Plain-int copy of `Obs` for per-tick code.
 
     Attribute access on an enum class costs ~200 ns on Python 3.11 (the metaclass `__getattr__`
-    hook), ten times a plain attribute; the encoder makes ~250 such accesses per call.
+    hook), ten times a plain attribute.
     """
 
     def __init__(self) -> None:
@@ -141,10 +150,74 @@ _TARGET_SAMPLES = (
     (OI.TARGET_MELEE_GEAR_MAGE_DEFENCE, CombatStyle.MELEE, Bonus.MAGIC_DEFENCE, OI.MELEE_GEAR_MAGE_DEFENCE),
     (OI.TARGET_MELEE_GEAR_MELEE_DEFENCE, CombatStyle.MELEE, Bonus.SLASH_DEFENCE, OI.MELEE_GEAR_MELEE_DEFENCE),
 )
+if [idx for idx, *_ in _TARGET_SAMPLES] != list(
+    range(OI.TARGET_MAGIC_ACCURACY, OI.TARGET_MELEE_GEAR_MELEE_DEFENCE + 1)
+):
+    raise AssertionError("entries 145–159 must be listed in layout order (§15.2)")
+
+# ---- the per-tick encoder --------------------------------------------------------------------------
+# The dynamic entries form five contiguous runs of the §15.2 layout; each run is written with one
+# `struct.pack_into` of its values in layout order (one C call instead of one numpy store per entry).
+# `_run` checks at import that a run's first and last ids are where the encoder expects them, so a
+# layout change fails loudly here instead of shifting values silently.
+
+
+def _run(first: str, last: str, length: int) -> tuple[int, struct.Struct]:
+    start, end = Obs[first.upper()], Obs[last.upper()]
+    if end - start + 1 != length:
+        raise AssertionError(f"observation run {first}..{last} is no longer {length} entries (§15.2 layout)")
+    return int(start) * _FLOAT32_BYTES, struct.Struct(f"{length}f")
+
+
+_FLOAT32_BYTES = 4
+_RUN_TICK = _run("player_using_melee", "total_damage_dealt_scale", 66)  # entries 0–65
+_RUN_HIT_STATS = _run("target_attack_confidence", "recent_target_correct_pray_percent", 30)  # 66–95
+_RUN_TARGET_GEAR = _run("target_current_gear_ranged_defence", "target_melee_gear_melee_defence", 18)  # 142–159
+_RUN_VENG = _run("is_veng_active", "is_target_veng_active", 2)  # 162–163
+_RUN_TAIL = _run("is_target_lunar_spellbook", "is_food_anglerfish", 11)  # 165–175
+if OI.IS_PLAYER_LUNAR_SPELLBOOK != OI.IS_TARGET_LUNAR_SPELLBOOK - 1:  # the one static entry between runs
+    raise AssertionError("entry 164 must sit between the Vengeance run and the tail run (§15.2 layout)")
+
+# plain ints and members bound once (see `_ObsIndex`)
+_HP, _ATT, _STR, _DEF, _RNG, _MAG, _PRAY = (
+    int(Skill.HITPOINTS), int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE),
+    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
+)
+_T_ATTACK, _T_FOOD, _T_KARAMBWAN, _T_POTION = (
+    int(TimerId.ATTACK), int(TimerId.FOOD), int(TimerId.KARAMBWAN), int(TimerId.POTION)
+)
+_T_FREEZE, _T_FREEZE_IMMUNITY, _T_VENG = (
+    int(TimerId.FREEZE), int(TimerId.FREEZE_IMMUNITY), int(TimerId.VENGEANCE_COOLDOWN)
+)
+_WEAPON = int(Slot.WEAPON)
+_MELEE, _RANGED, _MAGIC = CombatStyle.MELEE, CombatStyle.RANGED, CombatStyle.MAGIC
+_PROTECT_MELEE, _PROTECT_MISSILES, _PROTECT_MAGIC = (
+    Prayer.PROTECT_FROM_MELEE, Prayer.PROTECT_FROM_MISSILES, Prayer.PROTECT_FROM_MAGIC
+)
+_SMITE, _REDEMPTION = Prayer.SMITE, Prayer.REDEMPTION
+_RANGING, _COMBAT, _RESTORE, _BREW = (
+    int(PotionType.RANGING), int(PotionType.COMBAT), int(PotionType.RESTORE), int(PotionType.BREW)
+)
+_MAGIC_DAMAGE_TENTHS = Bonus.MAGIC_DAMAGE_TENTHS
+_VIS_RANGED_DEF, _VIS_MAGIC_DEF, _VIS_SLASH_DEF = (
+    int(Bonus.RANGED_DEFENCE), int(Bonus.MAGIC_DEFENCE), int(Bonus.SLASH_DEFENCE)
+)
+_MASK_BLOOD, _MASK_ICE, _MASK_MAGE_SPEC = HEAD_OFFSETS[3] + 2, HEAD_OFFSETS[3] + 1, HEAD_OFFSETS[3] + 3
+_MASK_RANGED, _MASK_RANGED_SPEC = HEAD_OFFSETS[2] + 1, HEAD_OFFSETS[2] + 2
+_MASK_MELEE, _MASK_MELEE_SPEC = HEAD_OFFSETS[1] + 1, HEAD_OFFSETS[1] + 2
+_RATIO_LOW, _RATIO_HIGH = DAMAGE_RATIO_CLAMP
+_ANGLERFISH = Ids.ANGLERFISH
+
+
+def _remaining(ticks: int) -> int:
+    """`PlayerState.remaining` on a raw timer value (spec §3); inlined in `encode` where it is hot."""
+    return ticks - 1 if ticks > 1 else 0
 
 
 def _pending_on(q: PlayerState) -> tuple[int, int]:
     """(pending total damage, ticks until the first hit) on a player (spec §15.2 entries 46–48)."""
+    if not q.hit_queue and not q.damage_queue:
+        return 0, -1
     total = sum(h.total for h in q.hit_queue) + sum(q.damage_queue)
     if q.damage_queue:
         first = 0
@@ -155,168 +228,303 @@ def _pending_on(q: PlayerState) -> tuple[int, int]:
     return total, first
 
 
-def _fractions(counts: list[int], n: int, order: tuple[CombatStyle, ...]) -> tuple[float, ...]:
-    return tuple(counts[s] / n for s in order) if n else (0.0, 0.0, 0.0)
+def _fractions(counts: list[int], n: int, order: tuple[int, int, int]) -> tuple[float, float, float]:
+    if not n:
+        return 0.0, 0.0, 0.0
+    a, b, c = order
+    return counts[a] / n, counts[b] / n, counts[c] / n
+
+
+class ObservationEncoder:
+    """Player `p`'s §15.2 observation for one episode, with its per-episode constants resolved once.
+
+    Built at reset (the players, their statistics and tick events live for the whole episode).
+    Entries that only change when a hit is created (66–95, 145–159) are recomputed only then,
+    keyed by the hit counters of `EpisodeStats`.
+    """
+
+    __slots__ = (
+        "_ancient",
+        "_att_cap",
+        "_def_cap",
+        "_default_samples",
+        "_ev_me",
+        "_ev_them",
+        "_mine",
+        "_p",
+        "_q",
+        "_rng_cap",
+        "_samples",
+        "_samples_key",
+        "_static",
+        "_stats",
+        "_stats_key",
+        "_str_cap",
+        "_summaries",
+        "_theirs",
+    )
+
+    def __init__(
+        self, sim: FightSim, p: PlayerState, static: np.ndarray, shared: dict[int, Any] | None = None
+    ) -> None:
+        """`shared`: a dict both players' encoders of the episode share (per-attacker hit summaries)."""
+        q = sim.opponent(p)
+        self._summaries: dict[int, Any] = {} if shared is None else shared
+        self._p, self._q = p, q
+        self._mine, self._theirs = sim.stats[p.index], sim.stats[q.index]
+        self._ev_me, self._ev_them = sim.events[p.index], sim.events[q.index]
+        self._static = static
+        values = static.tolist()
+        self._default_samples = [values[default] for _, _, _, default in _TARGET_SAMPLES]
+        base = p.base
+        # denominators of entries 34–37: base + the potion's boost (spec §15.2, §8.3)
+        self._str_cap = base[_STR] + combat_boost(base[_STR])
+        self._att_cap = base[_ATT] + combat_boost(base[_ATT])
+        self._def_cap = base[_DEF] + combat_boost(base[_DEF])
+        self._rng_cap = base[_RNG] + ranging_boost(base[_RNG])
+        self._ancient = p.spellbook is Spellbook.ANCIENT
+        self._stats_key: tuple[int, int] | None = None
+        self._stats: tuple[float, ...] = ()
+        self._samples_key = -1
+        self._samples: tuple[float, ...] = ()
+
+    def encode(self, mask: Sequence[bool], out: np.ndarray) -> np.ndarray:
+        """Fill `out` with the observation at the end of the tick (spec §15.2).
+
+        `mask` is `p`'s environment mask of this tick (entries 168–174 repeat its attack flags).
+        """
+        p, q = self._p, self._q
+        mine, theirs = self._mine, self._theirs
+        lv, base = p.level, p.base
+        ticks, qticks = p.timer_ticks, q.timer_ticks
+        wid, qwid = p.equipment[_WEAPON], q.equipment[_WEAPON]
+        fam, tfam = WEAPON_FAMILY.get(wid, _MELEE), WEAPON_FAMILY.get(qwid, _MELEE)
+        pr, tpr = p.prayers, q.prayers
+        inv = p.inventory_facts()
+        doses = inv.doses
+        base_hp, q_base_hp = base[_HP], q.base[_HP]
+        px, py, qx, qy = p.x, p.y, q.x, q.y
+        dx, dy = px - qx, py - qy
+        adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
+        distance = adx if adx > ady else ady  # movement.distance(p, q)
+        u = p.timer_uncapped[_T_ATTACK]
+        if u == TIMER_NEVER_SET:
+            u = FOOD_DELAY_NEVER
+        pend_t, first_t = _pending_on(q)
+        first_p = _pending_on(p)[1]
+        my_hits, their_hits = self._ev_me.hits, self._ev_them.hits
+        magic = lv[_MAG]
+        ancient = self._ancient
+        if p.walk_queue:
+            ex, ey = p.walk_queue[-1]
+            dest_to_target = min(MAX_DISTANCE_OBS, movement.cheb(ex, ey, qx, qy))
+            to_dest = min(MAX_DISTANCE_OBS, movement.cheb(px, py, ex, ey))
+        else:
+            dest_to_target = min(MAX_DISTANCE_OBS, distance)
+            to_dest = 0
+        ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
+        t = ticks[_T_FREEZE]
+        frozen = t - 1 if t > 1 else 0
+        t = qticks[_T_FREEZE]
+        target_frozen = t - 1 if t > 1 else 0
+        t = ticks[_T_FREEZE_IMMUNITY]
+        immune = t - 1 if t > 1 else 0
+        t = qticks[_T_FREEZE_IMMUNITY]
+        target_immune = t - 1 if t > 1 else 0
+        t = ticks[_T_ATTACK]
+        attack_cycle = t - 1 if t > 1 else 0
+        t = ticks[_T_FOOD]
+        food_cycle = t - 1 if t > 1 else 0
+        t = ticks[_T_POTION]
+        potion_cycle = t - 1 if t > 1 else 0
+        t = ticks[_T_KARAMBWAN]
+        karambwan_cycle = t - 1 if t > 1 else 0
+        t = qticks[_T_ATTACK]
+        target_attack_cycle = t - 1 if t > 1 else 0
+        t = qticks[_T_FOOD]
+        target_food_cycle = t - 1 if t > 1 else 0
+        out[:] = self._static
+        off, run = _RUN_TICK
+        run.pack_into(
+            out,
+            off,
+            fam is _MELEE,  # 0 player_using_melee
+            fam is _RANGED,
+            fam is _MAGIC,
+            wid in MELEE_SPECIAL_CANDIDATES,  # 3 player_spec_equipped
+            p.special_energy,
+            _PROTECT_MELEE in pr,  # 5 player_melee_prayer
+            _PROTECT_MISSILES in pr,
+            _PROTECT_MAGIC in pr,
+            _SMITE in pr,
+            _REDEMPTION in pr,
+            lv[_HP] / base_hp,  # 10 player_health_percent
+            mine.observed_opponent_hp,
+            tfam is _MELEE,  # 12 target_using_melee
+            tfam is _RANGED,
+            tfam is _MAGIC,
+            qwid in MELEE_SPECIAL_CANDIDATES,
+            _PROTECT_MELEE in tpr,  # 16 target_melee_prayer
+            _PROTECT_MISSILES in tpr,
+            _PROTECT_MAGIC in tpr,
+            _SMITE in tpr,
+            _REDEMPTION in tpr,
+            q.special_energy,  # 21 target_special_percent
+            doses[_RANGING],  # 22 range_potion_doses
+            doses[_COMBAT],
+            doses[_RESTORE],
+            doses[_BREW],
+            inv.anglerfish + inv.sharks,  # 26 food_count
+            inv.karambwans,
+            lv[_PRAY] / base[_PRAY],  # 28 prayer_points
+            frozen,  # 29 player_frozen_ticks
+            target_frozen,
+            immune,
+            target_immune,
+            adx + ady == 1,  # 33 player_location_can_melee: `movement.in_melee_range`
+            lv[_STR] / self._str_cap,  # 34 strength_level
+            lv[_ATT] / self._att_cap,
+            lv[_DEF] / self._def_cap,
+            lv[_RNG] / self._rng_cap,
+            magic / base[_MAG],  # 38 magic_level
+            attack_cycle,  # 39 attack_cycle_ticks
+            food_cycle,
+            potion_cycle,
+            karambwan_cycle,
+            min(max(u - 1, -3), 0) + 3,  # 43 food_attack_delay
+            target_attack_cycle,  # 44 target_attack_cycle_ticks
+            target_food_cycle,  # 45 target_potion_cycle_ticks: the target's FOOD timer (§15.2)
+            pend_t / q_base_hp,  # 46 pending_damage_on_target
+            first_t,
+            first_p,
+            bool(my_hits),  # 49 player_just_attacked
+            bool(their_hits),
+            my_hits[-1].hit.total / q_base_hp if my_hits else 0.0,  # 51 tick_new_attack_damage
+            sum(p.hitsplats) / base_hp,  # 52 damage_on_player_tick
+            sum(q.hitsplats) / q_base_hp,
+            p.target is q,  # 54 player_attacking_target
+            p.moving,
+            q.moving,
+            p.pid < q.pid,  # 57 player_has_pid
+            ancient and magic >= ICE_BARRAGE_LEVEL,  # 58 ice_barrage_usable
+            ancient and magic >= BLOOD_BARRAGE_LEVEL,
+            dest_to_target,  # 60 destination_to_target_distance
+            to_dest,
+            min(MAX_DISTANCE_OBS, distance),  # 62 player_to_target_distance
+            bool(their_hits) and any(r.defender_protection is r.hit.style for r in their_hits),  # 63
+            bool(my_hits) and any(r.defender_protection is r.hit.style for r in my_hits),  # 64
+            min(max(ratio, _RATIO_LOW), _RATIO_HIGH),  # 65 total_damage_dealt_scale
+        )
+        key = (mine.n_hits, theirs.n_hits)
+        if key != self._stats_key:
+            self._stats_key = key
+            self._stats = _hit_statistics(self._summary(mine), self._summary(theirs))
+        off, run = _RUN_HIT_STATS
+        run.pack_into(out, off, *self._stats)
+        if theirs.n_hits != self._samples_key:
+            self._samples_key, self._samples = theirs.n_hits, self._target_samples()
+        vis = visible_bonuses(q)
+        off, run = _RUN_TARGET_GEAR
+        run.pack_into(
+            out, off, vis[_VIS_RANGED_DEF], vis[_VIS_MAGIC_DEF], vis[_VIS_SLASH_DEF], *self._samples
+        )  # 142–144, then 145–159
+        off, run = _RUN_VENG
+        run.pack_into(out, off, p.vengeance, q.vengeance)  # 162, 163
+        t = ticks[_T_VENG]
+        veng_cooldown = t - 1 if t > 1 else 0
+        t = qticks[_T_VENG]
+        target_veng_cooldown = t - 1 if t > 1 else 0
+        off, run = _RUN_TAIL
+        run.pack_into(
+            out,
+            off,
+            mine.known_lunar_opponent,  # 165 is_target_lunar_spellbook
+            veng_cooldown,
+            target_veng_cooldown,
+            mask[_MASK_BLOOD],  # 168 is_blood_magic_attack_available
+            mask[_MASK_ICE],
+            mask[_MASK_MAGE_SPEC],
+            mask[_MASK_RANGED],
+            mask[_MASK_RANGED_SPEC],
+            mask[_MASK_MELEE],
+            mask[_MASK_MELEE_SPEC],
+            inv.primary_food == _ANGLERFISH,  # 175 is_food_anglerfish
+        )
+        return out
+
+    def _summary(self, st: EpisodeStats) -> tuple[Any, ...]:
+        """`_attack_summary(st)`, shared with the opponent's encoder and recomputed per new hit."""
+        cached = self._summaries.get(id(st))
+        if cached is None or cached[0] is not st or cached[1] != st.n_hits:
+            cached = (st, st.n_hits, _attack_summary(st))
+            self._summaries[id(st)] = cached
+        return cached[2]
+
+    def _target_samples(self) -> tuple[float, ...]:
+        """Entries 145–159: the opponent's offensive gear samples, else the observer's own totals."""
+        samples = self._theirs.gear_samples
+        values: list[float] = []
+        for (_, style, bonus, _), default in zip(_TARGET_SAMPLES, self._default_samples, strict=True):
+            sample = samples[style]
+            if sample is None:
+                values.append(default)
+            else:
+                values.append(sample[bonus] / 10 if bonus is _MAGIC_DAMAGE_TENTHS else sample[bonus])
+        return tuple(values)
 
 
 def encode(sim: FightSim, p: PlayerState, static: np.ndarray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Fill `out` with player `p`'s observation at the end of the tick (spec §15.2).
 
-    `mask` is `p`'s environment mask of this tick (entries 168–174 repeat its attack flags).
+    `mask` is `p`'s environment mask of this tick (entries 168–174 repeat its attack flags). One-off
+    form of `ObservationEncoder`; the engine keeps one encoder per player for the episode.
     """
-    q = sim.opponent(p)
-    mine: EpisodeStats = sim.stats[p.index]
-    theirs: EpisodeStats = sim.stats[q.index]
-    ev_me, ev_them = sim.events[p.index], sim.events[q.index]
-    o: list = static.tolist()  # filled as a Python list, converted once: element writes to numpy are slow
-    lv, base = p.level, p.base
-    fam, tfam = weapon_family(p), weapon_family(q)
-    o[OI.PLAYER_USING_MELEE] = fam is CombatStyle.MELEE
-    o[OI.PLAYER_USING_RANGED] = fam is CombatStyle.RANGED
-    o[OI.PLAYER_USING_MAGE] = fam is CombatStyle.MAGIC
-    o[OI.PLAYER_SPEC_EQUIPPED] = p.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
-    o[OI.SPECIAL_ENERGY_PERCENT] = p.special_energy
-    pr, tpr = p.prayers, q.prayers
-    o[OI.PLAYER_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in pr
-    o[OI.PLAYER_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in pr
-    o[OI.PLAYER_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in pr
-    o[OI.PLAYER_SMITE_PRAYER] = Prayer.SMITE in pr
-    o[OI.PLAYER_REDEMPTION_PRAYER] = Prayer.REDEMPTION in pr
-    o[OI.PLAYER_HEALTH_PERCENT] = lv[Skill.HITPOINTS] / base[Skill.HITPOINTS]
-    o[OI.TARGET_HEALTH_PERCENT] = mine.observed_opponent_hp
-    o[OI.TARGET_USING_MELEE] = tfam is CombatStyle.MELEE
-    o[OI.TARGET_USING_RANGED] = tfam is CombatStyle.RANGED
-    o[OI.TARGET_USING_MAGE] = tfam is CombatStyle.MAGIC
-    o[OI.TARGET_SPEC_EQUIPPED] = q.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
-    o[OI.TARGET_MELEE_PRAYER] = Prayer.PROTECT_FROM_MELEE in tpr
-    o[OI.TARGET_RANGED_PRAYER] = Prayer.PROTECT_FROM_MISSILES in tpr
-    o[OI.TARGET_MAGIC_PRAYER] = Prayer.PROTECT_FROM_MAGIC in tpr
-    o[OI.TARGET_SMITE_PRAYER] = Prayer.SMITE in tpr
-    o[OI.TARGET_REDEMPTION_PRAYER] = Prayer.REDEMPTION in tpr
-    o[OI.TARGET_SPECIAL_PERCENT] = q.special_energy
-    o[OI.RANGE_POTION_DOSES] = p.potion_doses(PotionType.RANGING)
-    o[OI.COMBAT_POTION_DOSES] = p.potion_doses(PotionType.COMBAT)
-    o[OI.SUPER_RESTORE_DOSES] = p.potion_doses(PotionType.RESTORE)
-    o[OI.BREW_DOSES] = p.potion_doses(PotionType.BREW)
-    inv = p.inventory
-    o[OI.FOOD_COUNT] = inv.count(Ids.ANGLERFISH) + inv.count(Ids.SHARK)
-    o[OI.KARAMBWAN_COUNT] = inv.count(Ids.KARAMBWAN)
-    o[OI.PRAYER_POINTS] = lv[Skill.PRAYER] / base[Skill.PRAYER]
-    o[OI.PLAYER_FROZEN_TICKS] = p.remaining(TimerId.FREEZE)
-    o[OI.TARGET_FROZEN_TICKS] = q.remaining(TimerId.FREEZE)
-    o[OI.PLAYER_FROZEN_IMMUNITY_TICKS] = p.remaining(TimerId.FREEZE_IMMUNITY)
-    o[OI.TARGET_FROZEN_IMMUNITY_TICKS] = q.remaining(TimerId.FREEZE_IMMUNITY)
-    o[OI.PLAYER_LOCATION_CAN_MELEE] = movement.in_melee_range(p, q)
-    o[OI.STRENGTH_LEVEL] = lv[Skill.STRENGTH] / (base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]))
-    o[OI.ATTACK_LEVEL] = lv[Skill.ATTACK] / (base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]))
-    o[OI.DEFENSE_LEVEL] = lv[Skill.DEFENCE] / (base[Skill.DEFENCE] + combat_boost(base[Skill.DEFENCE]))
-    o[OI.RANGED_LEVEL] = lv[Skill.RANGED] / (base[Skill.RANGED] + ranging_boost(base[Skill.RANGED]))
-    o[OI.MAGIC_LEVEL] = lv[Skill.MAGIC] / base[Skill.MAGIC]
-    o[OI.ATTACK_CYCLE_TICKS] = p.remaining(TimerId.ATTACK)
-    o[OI.FOOD_CYCLE_TICKS] = p.remaining(TimerId.FOOD)
-    o[OI.POTION_CYCLE_TICKS] = p.remaining(TimerId.POTION)
-    o[OI.KARAMBWAN_CYCLE_TICKS] = p.remaining(TimerId.KARAMBWAN)
-    u = p.timer_uncapped[TimerId.ATTACK]
-    if u == TIMER_NEVER_SET:
-        u = FOOD_DELAY_NEVER
-    o[OI.FOOD_ATTACK_DELAY] = min(max(u - 1, -3), 0) + 3
-    o[OI.TARGET_ATTACK_CYCLE_TICKS] = q.remaining(TimerId.ATTACK)
-    o[OI.TARGET_POTION_CYCLE_TICKS] = q.remaining(TimerId.FOOD)
-    pend_t, first_t = _pending_on(q)
-    _, first_p = _pending_on(p)
-    o[OI.PENDING_DAMAGE_ON_TARGET] = pend_t / q.base_hp
-    o[OI.TICKS_UNTIL_HIT_ON_TARGET] = first_t
-    o[OI.TICKS_UNTIL_HIT_ON_PLAYER] = first_p
-    my_hits, their_hits = ev_me.hits, ev_them.hits
-    o[OI.PLAYER_JUST_ATTACKED] = bool(my_hits)
-    o[OI.TARGET_JUST_ATTACKED] = bool(their_hits)
-    o[OI.TICK_NEW_ATTACK_DAMAGE] = my_hits[-1].hit.total / q.base_hp if my_hits else 0.0
-    o[OI.DAMAGE_ON_PLAYER_TICK] = sum(p.hitsplats) / p.base_hp
-    o[OI.DAMAGE_ON_TARGET_TICK] = sum(q.hitsplats) / q.base_hp
-    o[OI.PLAYER_ATTACKING_TARGET] = p.target is q
-    o[OI.PLAYER_IS_MOVING] = p.moving
-    o[OI.TARGET_IS_MOVING] = q.moving
-    o[OI.PLAYER_HAS_PID] = p.pid < q.pid
-    ancient = p.spellbook is Spellbook.ANCIENT
-    o[OI.ICE_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= ICE_BARRAGE_LEVEL
-    o[OI.BLOOD_BARRAGE_USABLE] = ancient and lv[Skill.MAGIC] >= BLOOD_BARRAGE_LEVEL
-    if p.walk_queue:
-        ex, ey = p.walk_queue[-1]
-        o[OI.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(ex, ey, q.x, q.y))
-        o[OI.PLAYER_TO_DESTINATION_DISTANCE] = min(MAX_DISTANCE_OBS, movement.cheb(p.x, p.y, ex, ey))
-    else:
-        o[OI.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
-        o[OI.PLAYER_TO_DESTINATION_DISTANCE] = 0
-    o[OI.PLAYER_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, movement.distance(p, q))
-    o[OI.PLAYER_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in their_hits)
-    o[OI.TARGET_PRAYER_CORRECT] = any(r.defender_protection is r.hit.style for r in my_hits)
-    ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
-    o[OI.TOTAL_DAMAGE_DEALT_SCALE] = min(max(ratio, DAMAGE_RATIO_CLAMP[0]), DAMAGE_RATIO_CLAMP[1])
-    _hit_statistics(o, mine, theirs)
-    for idx, style, bonus, default in _TARGET_SAMPLES:
-        sample = theirs.gear_samples[style]
-        if sample is None:
-            o[idx] = o[default]
-        else:
-            o[idx] = sample[bonus] / 10 if bonus is Bonus.MAGIC_DAMAGE_TENTHS else sample[bonus]
-    vis = visible_bonuses(q)
-    o[OI.TARGET_CURRENT_GEAR_RANGED_DEFENCE] = vis[Bonus.RANGED_DEFENCE]
-    o[OI.TARGET_CURRENT_GEAR_MAGE_DEFENCE] = vis[Bonus.MAGIC_DEFENCE]
-    o[OI.TARGET_CURRENT_GEAR_MELEE_DEFENCE] = vis[Bonus.SLASH_DEFENCE]
-    o[OI.IS_LMS_RESTRICTIONS] = sim.fight_mode is FightMode.LMS
-    o[OI.IS_PVP_ARENA_RULES] = sim.fight_mode is FightMode.PVP_ARENA
-    o[OI.IS_VENG_ACTIVE] = p.vengeance
-    o[OI.IS_TARGET_VENG_ACTIVE] = q.vengeance
-    o[OI.IS_PLAYER_LUNAR_SPELLBOOK] = p.spellbook is Spellbook.LUNAR
-    o[OI.IS_TARGET_LUNAR_SPELLBOOK] = mine.known_lunar_opponent
-    o[OI.PLAYER_VENG_COOLDOWN_TICKS] = p.remaining(TimerId.VENGEANCE_COOLDOWN)
-    o[OI.TARGET_VENG_COOLDOWN_TICKS] = q.remaining(TimerId.VENGEANCE_COOLDOWN)
-    o[OI.IS_BLOOD_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 2]
-    o[OI.IS_ICE_MAGIC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 1]
-    o[OI.IS_MAGIC_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[3] + 3]
-    o[OI.IS_RANGE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 1]
-    o[OI.IS_RANGE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[2] + 2]
-    o[OI.IS_MELEE_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 1]
-    o[OI.IS_MELEE_SPEC_ATTACK_AVAILABLE] = mask[HEAD_OFFSETS[1] + 2]
-    o[OI.IS_FOOD_ANGLERFISH] = primary_food(p) == Ids.ANGLERFISH
-    out[:] = o
-    return out
+    return ObservationEncoder(sim, p, static).encode(mask, out)
 
 
-def _hit_statistics(o: list, mine: EpisodeStats, theirs: EpisodeStats) -> None:
-    """Entries 66–95 from both players' created-hit records (spec §15.2, counting details)."""
-    n_own, n_opp = mine.n_hits, theirs.n_hits
-    o[OI.TARGET_ATTACK_CONFIDENCE] = min(1.0, n_opp / CONFIDENCE_HITS)
-    (o[OI.TARGET_MELEE_HIT_PERCENT], o[OI.TARGET_MAGIC_HIT_PERCENT], o[OI.TARGET_RANGED_HIT_PERCENT]) = (
-        _fractions(theirs.style_counts, n_opp, _STYLE_OBS)
-    )
-    (o[OI.PLAYER_MELEE_HIT_PERCENT], o[OI.PLAYER_MAGIC_HIT_PERCENT], o[OI.PLAYER_RANGED_HIT_PERCENT]) = (
-        _fractions(mine.style_counts, n_own, _STYLE_OBS)
-    )
-    o[OI.TARGET_NUMBER_OF_HITS_OFF_PRAYER] = (n_opp - theirs.protected_count) / n_opp if n_opp else 0.0
-    o[OI.TARGET_PRAYER_CONFIDENCE] = min(1.0, n_own / CONFIDENCE_HITS)
-    (o[OI.TARGET_MAGIC_PRAYER_PERCENT], o[OI.TARGET_RANGED_PRAYER_PERCENT], o[OI.TARGET_MELEE_PRAYER_PERCENT]) = (
-        _fractions(mine.defender_prayer_counts, n_own, _PRAYER_OBS)
-    )
-    (o[OI.PLAYER_MAGIC_PRAYER_PERCENT], o[OI.PLAYER_RANGED_PRAYER_PERCENT], o[OI.PLAYER_MELEE_PRAYER_PERCENT]) = (
-        _fractions(theirs.defender_prayer_counts, n_opp, _PRAYER_OBS)
-    )
-    o[OI.TARGET_CORRECT_PRAY_PERCENT] = mine.protected_count / n_own if n_own else 0.0
+def _attack_summary(st: EpisodeStats) -> tuple[Any, ...]:
+    """What entries 66–95 read from one player's created-hit records (spec §15.2, counting details).
+
+    Each value appears once in the attacker's own observation and once in its opponent's, at
+    different entries; `_hit_statistics` places them. Returns (confidence, style fractions,
+    off-prayer fraction, defender-prayer fractions, protected fraction, recent style fractions,
+    recent off-prayer fraction, recent protected fraction, recent defender-prayer fractions).
+    """
+    n = st.n_hits
     w = RECENT_WINDOW
-    rt = [s for s, _ in theirs.recent]
-    rp = [s for s, _ in mine.recent]
-    o[OI.RECENT_TARGET_MELEE_HIT_PERCENT] = rt.count(CombatStyle.MELEE) / w
-    o[OI.RECENT_TARGET_MAGIC_HIT_PERCENT] = rt.count(CombatStyle.MAGIC) / w
-    o[OI.RECENT_TARGET_RANGED_HIT_PERCENT] = rt.count(CombatStyle.RANGED) / w
-    o[OI.RECENT_PLAYER_MELEE_HIT_PERCENT] = rp.count(CombatStyle.MELEE) / w
-    o[OI.RECENT_PLAYER_MAGIC_HIT_PERCENT] = rp.count(CombatStyle.MAGIC) / w
-    o[OI.RECENT_PLAYER_RANGED_HIT_PERCENT] = rp.count(CombatStyle.RANGED) / w
-    o[OI.RECENT_TARGET_NUMBER_OF_HITS_OFF_PRAYER] = sum(1 for _, c in theirs.recent if not c) / w
-    tp, pp = mine.recent_prayed, theirs.recent_prayed
-    o[OI.RECENT_TARGET_MAGIC_PRAYER_PERCENT] = tp.count(CombatStyle.MAGIC) / w
-    o[OI.RECENT_TARGET_RANGED_PRAYER_PERCENT] = tp.count(CombatStyle.RANGED) / w
-    o[OI.RECENT_TARGET_MELEE_PRAYER_PERCENT] = tp.count(CombatStyle.MELEE) / w
-    o[OI.RECENT_PLAYER_MAGIC_PRAYER_PERCENT] = pp.count(CombatStyle.MAGIC) / w
-    o[OI.RECENT_PLAYER_RANGED_PRAYER_PERCENT] = pp.count(CombatStyle.RANGED) / w
-    o[OI.RECENT_PLAYER_MELEE_PRAYER_PERCENT] = pp.count(CombatStyle.MELEE) / w
-    o[OI.RECENT_TARGET_CORRECT_PRAY_PERCENT] = sum(1 for _, c in mine.recent if c) / w
+    recent_styles = [s for s, _ in st.recent]
+    recent_correct = [c for _, c in st.recent]
+    prayed = st.recent_prayed
+    return (
+        min(1.0, n / CONFIDENCE_HITS),
+        _fractions(st.style_counts, n, _STYLE_OBS),
+        (n - st.protected_count) / n if n else 0.0,
+        _fractions(st.defender_prayer_counts, n, _PRAYER_OBS),
+        st.protected_count / n if n else 0.0,
+        (recent_styles.count(_MELEE) / w, recent_styles.count(_MAGIC) / w, recent_styles.count(_RANGED) / w),
+        recent_correct.count(False) / w,
+        recent_correct.count(True) / w,
+        (prayed.count(_MAGIC) / w, prayed.count(_RANGED) / w, prayed.count(_MELEE) / w),
+    )
+
+
+def _hit_statistics(mine: tuple[Any, ...], theirs: tuple[Any, ...]) -> tuple[float, ...]:
+    """Entries 66–95 from both players' `_attack_summary` (spec §15.2, counting details)."""
+    m_conf, m_style, _, m_prayed, m_protected, m_recent, _, m_recent_correct, m_recent_prayed = mine
+    t_conf, t_style, t_off, t_prayed, _, t_recent, t_recent_off, _, t_recent_prayed = theirs
+    return (
+        t_conf,  # 66 target_attack_confidence
+        *t_style,  # 67–69 target_{melee,magic,ranged}_hit_percent
+        *m_style,  # 70–72 player_{melee,magic,ranged}_hit_percent
+        t_off,  # 73 target_number_of_hits_off_prayer
+        m_conf,  # 74 target_prayer_confidence
+        *m_prayed,  # 75–77 target_{magic,ranged,melee}_prayer_percent
+        *t_prayed,  # 78–80 player_{magic,ranged,melee}_prayer_percent
+        m_protected,  # 81 target_correct_pray_percent
+        *t_recent,  # 82–84 recent_target_{melee,magic,ranged}_hit_percent
+        *m_recent,  # 85–87 recent_player_{melee,magic,ranged}_hit_percent
+        t_recent_off,  # 88 recent_target_number_of_hits_off_prayer
+        *m_recent_prayed,  # 89–91 recent_target_{magic,ranged,melee}_prayer_percent
+        *t_recent_prayed,  # 92–94 recent_player_{magic,ranged,melee}_prayer_percent
+        m_recent_correct,  # 95 recent_target_correct_pray_percent
+    )

@@ -10,83 +10,122 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from envs.nh.items import CombatStyle, Ids
+from envs.nh.items import CombatStyle, Ids, PotionType, Slot
 from envs.nh.operations import brew_hp_boost, nominal_heal
-from envs.nh.state import PlayerState, Skill, TimerId, weapon_family
+from envs.nh.prayers import Prayer
+from envs.nh.sim import Outcome
+from envs.nh.state import WEAPON_FAMILY, InventoryFacts, PlayerState, Skill, TimerId
 
 if TYPE_CHECKING:
-    from envs.nh.sim import FightSim, Outcome
+    from envs.nh.sim import FightSim
 
 STYLE_NAMES = {CombatStyle.MELEE: "MELEE", CombatStyle.RANGED: "RANGED", CombatStyle.MAGIC: "MAGIC"}
 NULL_STYLE = "null"  # §17.1 currentTargetPrayerType "null" is a value
 SPEED_NORMALISER = 5  # §17.2 steps 11–14: × attack speed / 5
 
 
-def _style_name(style: CombatStyle | None) -> str:
-    return STYLE_NAMES[style] if style is not None else NULL_STYLE
-
-
 def remaining_food_scale(p: PlayerState) -> float:
     """Σ count × nominal heal over carried food / base HP (spec §17.1)."""
+    return _food_total(p.inventory_facts(), p.base_hp) / p.base_hp
+
+
+def _food_total(inv: InventoryFacts, base_hp: int) -> int:
+    """Σ count × nominal heal over carried food, in hitpoints (§17.1); integer, so order-free."""
+    heals = _NOMINAL_HEALS.get(base_hp)
+    if heals is None:
+        heals = _NOMINAL_HEALS[base_hp] = tuple(nominal_heal(f, base_hp) for f in (_SHARK, _KARAMBWAN, _ANGLERFISH))
+    shark, karambwan, anglerfish = heals
     total = 0
-    for fid in (Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH):
-        n = p.inventory.count(fid)
-        if n:
-            total += n * nominal_heal(fid, p.base_hp)
-    return total / p.base_hp
+    if inv.sharks:
+        total += inv.sharks * shark
+    if inv.karambwans:
+        total += inv.karambwans * karambwan
+    if inv.anglerfish:
+        total += inv.anglerfish * anglerfish
+    return total
+
+
+_NOMINAL_HEALS: dict[int, tuple[int, ...]] = {}
+"""Base HP → nominal heal of a shark, a karambwan and an anglerfish (§17.1); a handful of keys."""
 
 
 def remaining_brew_scale(p: PlayerState) -> float:
-    from envs.nh.items import PotionType
-
     return p.potion_doses(PotionType.BREW) * brew_hp_boost(p.base_hp) / p.base_hp
+
+
+# plain ints and members bound once: enum attribute access costs ~200 ns on Python 3.11
+_SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
+_BREW = int(PotionType.BREW)
+_HP, _ATT, _STR, _DEF, _RNG, _MAG, _PRAY = (
+    int(Skill.HITPOINTS), int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE),
+    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
+)
+_T_FREEZE = int(TimerId.FREEZE)
+_WEAPON = int(Slot.WEAPON)
+_MELEE = CombatStyle.MELEE
+_NAME_OR_NULL: dict[CombatStyle | None, str] = {**STYLE_NAMES, None: NULL_STYLE}
+_PROTECTIONS = (  # the check order of `sim.protection_style`: Magic, Missiles, Melee
+    (Prayer.PROTECT_FROM_MAGIC, STYLE_NAMES[CombatStyle.MAGIC]),
+    (Prayer.PROTECT_FROM_MISSILES, STYLE_NAMES[CombatStyle.RANGED]),
+    (Prayer.PROTECT_FROM_MELEE, STYLE_NAMES[CombatStyle.MELEE]),
+)
+
+
+def _protection_name(prayers: set[Prayer]) -> str:
+    """`_style_name(protection_style(q))` without building the style (spec §17.1)."""
+    if prayers:
+        for prayer, name in _PROTECTIONS:
+            if prayer in prayers:
+                return name
+    return NULL_STYLE
 
 
 def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
     """The §17.1 signal dictionary of player `p` for the tick just simulated."""
-    from envs.nh.sim import protection_style
-
-    q = sim.opponent(p)
+    q = sim.players[1 - p.index]
     me, them = sim.events[p.index], sim.events[q.index]
-    bp, bq = p.base_hp, q.base_hp
+    lv, base = p.level, p.base
+    bp, bq = base[_HP], q.base[_HP]
+    my_hits, their_hits = me.hits, them.hits
+    inv, q_inv = p.inventory_facts(), q.inventory_facts()
     s: dict[str, Any] = {
-        "damageGeneratedOnTargetScale": sum(r.hit.total for r in me.hits) / bq,
-        "damageGeneratedOnPlayerScale": sum(r.hit.total for r in them.hits) / bp,
+        "damageGeneratedOnTargetScale": sum(r.hit.total for r in my_hits) / bq if my_hits else 0 / bq,
+        "damageGeneratedOnPlayerScale": sum(r.hit.total for r in their_hits) / bp if their_hits else 0 / bp,
         "damageDealt": sum(q.hitsplats) / bq,
         "damageReceived": sum(p.hitsplats) / bp,
         "extraDamageDealtOnTargetScale": me.extra_damage_dealt / bq,
         "extraDamageDealtOnPlayerScale": them.extra_damage_dealt / bp,
-        "hitWithSmite": bool(me.hits) and me.hits[-1].smite,
-        "targetAttackedWithSmite": bool(them.hits) and them.hits[-1].smite,
+        "hitWithSmite": bool(my_hits) and my_hits[-1].smite,
+        "targetAttackedWithSmite": bool(their_hits) and their_hits[-1].smite,
         "playerHealedScale": me.healed / bp,
         "targetHealedScale": them.healed / bq if not q.is_baseline else 0.0,
-        "currentTargetPrayerType": _style_name(protection_style(q)),
-        "targetAttackStyleType": _style_name(weapon_family(q)),
-        "playerFrozenTicks": p.timer_ticks[TimerId.FREEZE],
-        "targetFrozenTicks": q.timer_ticks[TimerId.FREEZE],
-        "currentPrayerPercent": p.level[Skill.PRAYER] / p.base[Skill.PRAYER],
-        "attackLevelScale": p.level[Skill.ATTACK] / p.base[Skill.ATTACK],
-        "strengthLevelScale": p.level[Skill.STRENGTH] / p.base[Skill.STRENGTH],
-        "defenceLevelScale": p.level[Skill.DEFENCE] / p.base[Skill.DEFENCE],
-        "rangedLevelScale": p.level[Skill.RANGED] / p.base[Skill.RANGED],
-        "magicLevelScale": p.level[Skill.MAGIC] / p.base[Skill.MAGIC],
-        "remainingFoodScale": remaining_food_scale(p),
-        "targetRemainingFoodScale": remaining_food_scale(q),
-        "remainingBrewScale": remaining_brew_scale(p),
-        "targetRemainingBrewScale": remaining_brew_scale(q),
+        "currentTargetPrayerType": _protection_name(q.prayers),
+        "targetAttackStyleType": STYLE_NAMES[WEAPON_FAMILY.get(q.equipment[_WEAPON], _MELEE)],
+        "playerFrozenTicks": p.timer_ticks[_T_FREEZE],
+        "targetFrozenTicks": q.timer_ticks[_T_FREEZE],
+        "currentPrayerPercent": lv[_PRAY] / base[_PRAY],
+        "attackLevelScale": lv[_ATT] / base[_ATT],
+        "strengthLevelScale": lv[_STR] / base[_STR],
+        "defenceLevelScale": lv[_DEF] / base[_DEF],
+        "rangedLevelScale": lv[_RNG] / base[_RNG],
+        "magicLevelScale": lv[_MAG] / base[_MAG],
+        "remainingFoodScale": _food_total(inv, bp) / bp,
+        "targetRemainingFoodScale": _food_total(q_inv, bq) / bq,
+        "remainingBrewScale": inv.doses[_BREW] * brew_hp_boost(bp) / bp,
+        "targetRemainingBrewScale": q_inv.doses[_BREW] * brew_hp_boost(bq) / bq,
     }
-    if them.hits:
-        last = them.hits[-1]
+    if their_hits:
+        last = their_hits[-1]
         s["protectedPrayer"] = last.defender_protection is last.hit.style
         s["targetHitAttackSpeed"] = last.attack_speed
         s["attackTypeReceived"] = STYLE_NAMES[last.hit.style]
-        s["playerPrayerType"] = _style_name(last.defender_protection)
-    if me.hits:
-        last = me.hits[-1]
+        s["playerPrayerType"] = _NAME_OR_NULL[last.defender_protection]
+    if my_hits:
+        last = my_hits[-1]
         s["hitOffPrayer"] = last.defender_protection is not last.hit.style
         s["playerHitAttackSpeed"] = last.attack_speed
         s["attackTypeHit"] = STYLE_NAMES[last.hit.style]
-        s["targetPrayerType"] = _style_name(last.defender_protection)
+        s["targetPrayerType"] = _NAME_OR_NULL[last.defender_protection]
     if me.eat_at_hp is not None:
         s["eatAtFoodScale"] = me.eat_at_hp / bp
     if me.wasted_food > 0:
@@ -178,6 +217,35 @@ CORE_REWARD_WEIGHTS = RewardWeights(
 """The reference's "core" training weights (spec §17.4)."""
 
 
+_SCHEDULED = tuple(f.name for f in fields(RewardWeights) if f.type == "Schedule")
+"""The weights that follow a schedule (§17.4); `compute_reward` reads their values at the current progress."""
+
+
+class _ResolvedWeights:
+    """Every scheduled weight's value at one training progress (spec §17.4), as plain attributes.
+
+    `compute_reward` needs ~26 weight values per call; they change only with `progress`.
+    """
+
+    def __init__(self, w: RewardWeights, progress: float) -> None:
+        for name in _SCHEDULED:
+            setattr(self, name, schedule_value(getattr(w, name), progress))
+
+
+_resolved_cache: list[tuple[RewardWeights, float, Any]] = []
+
+
+def _resolved(w: RewardWeights, progress: float) -> Any:
+    """`_ResolvedWeights` of (w, progress), remembered for the last pair (engines keep both fixed)."""
+    if _resolved_cache:
+        cw, cp, c = _resolved_cache[0]
+        if cw is w and cp == progress:
+            return c
+    c = _ResolvedWeights(w, progress)
+    _resolved_cache[:] = [(w, progress, c)]
+    return c
+
+
 def compute_reward(
     w: RewardWeights,
     s: Mapping[str, Any],
@@ -186,78 +254,77 @@ def compute_reward(
     progress: float = 0.0,
 ) -> float:
     """Spec §17.2, steps 1–18, from this step's signals `s` and the previous step's `prev`."""
-    from envs.nh.sim import Outcome
-
-    def v(x: Schedule) -> float:
-        return schedule_value(x, progress)
-
-    wd, wr = v(w.damage_dealt_reward_scale), v(w.damage_received_reward_scale)
+    v = _resolved(w, progress)
+    wd, wr = v.damage_dealt_reward_scale, v.damage_received_reward_scale
     if w.reward_on_damage_generated:
         dealt, received = s["damageGeneratedOnTargetScale"], s["damageGeneratedOnPlayerScale"]
     else:
         dealt, received = s["damageDealt"], s["damageReceived"]
-    r = v(w.default_reward)
+    r = v.default_reward
     r += wd * dealt + wr * received
     r += wd * s["extraDamageDealtOnTargetScale"] + wr * s["extraDamageDealtOnPlayerScale"]
     if s["hitWithSmite"]:
-        r += v(w.smite_dealt_multiplier) * wd * dealt
+        r += v.smite_dealt_multiplier * wd * dealt
     if s["targetAttackedWithSmite"]:
-        r += v(w.smite_received_multiplier) * wr * received
+        r += v.smite_received_multiplier * wr * received
     if w.reward_heals:
         r -= wr * s["playerHealedScale"]
     if w.penalize_target_heals:
         r -= wd * s["targetHealedScale"]
     if "eatAtFoodScale" in s:
-        r -= v(w.safe_penalty)
+        r -= v.safe_penalty
     if s["currentPrayerPercent"] == 0:
-        r += v(w.no_prayer_tick_reward)
+        r += v.no_prayer_tick_reward
     if "protectedPrayer" in s:
-        weight = w.protected_correct if s["protectedPrayer"] else w.protected_wrong
-        r += v(weight) * s["targetHitAttackSpeed"] / SPEED_NORMALISER
+        weight = v.protected_correct if s["protectedPrayer"] else v.protected_wrong
+        r += weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER
     if "hitOffPrayer" in s:
-        weight = w.attacked_correct if s["hitOffPrayer"] else w.attacked_wrong
-        r += v(weight) * s["playerHitAttackSpeed"] / SPEED_NORMALISER
+        weight = v.attacked_correct if s["hitOffPrayer"] else v.attacked_wrong
+        r += weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER
     if prev is not None:
         if "attackTypeHit" in s:
             off = s["attackTypeHit"] != prev["currentTargetPrayerType"]
-            weight = w.attacked_prev_correct if off else w.attacked_prev_wrong
-            r += v(weight) * s["playerHitAttackSpeed"] / SPEED_NORMALISER
+            weight = v.attacked_prev_correct if off else v.attacked_prev_wrong
+            r += weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER
         if "attackTypeReceived" in s and "playerPrayerType" in s:
             correct = s["playerPrayerType"] == prev["targetAttackStyleType"]
-            weight = w.protected_prev_correct if correct else w.protected_prev_wrong
-            r += v(weight) * s["targetHitAttackSpeed"] / SPEED_NORMALISER
+            weight = v.protected_prev_correct if correct else v.protected_prev_wrong
+            r += weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER
         inc_p = s["playerFrozenTicks"] - prev["playerFrozenTicks"]
         if inc_p > 0:
-            r += inc_p * v(w.player_frozen_tick_reward)
+            r += inc_p * v.player_frozen_tick_reward
         inc_t = s["targetFrozenTicks"] - prev["targetFrozenTicks"]
         if inc_t > 0:
-            r += inc_t * v(w.target_frozen_tick_reward)
-    r += (s["attackLevelScale"] - 1) * v(w.attack_level_scale_reward)
-    r += (s["strengthLevelScale"] - 1) * v(w.strength_level_scale_reward)
-    r += (s["defenceLevelScale"] - 1) * v(w.defence_level_scale_reward)
-    r += (s["rangedLevelScale"] - 1) * v(w.ranged_level_scale_reward)
-    r += (s["magicLevelScale"] - 1) * v(w.magic_level_scale_reward)
-    boost = {"MELEE": "strengthLevelScale", "RANGED": "rangedLevelScale", "MAGIC": "magicLevelScale"}
+            r += inc_t * v.target_frozen_tick_reward
+    r += (s["attackLevelScale"] - 1) * v.attack_level_scale_reward
+    r += (s["strengthLevelScale"] - 1) * v.strength_level_scale_reward
+    r += (s["defenceLevelScale"] - 1) * v.defence_level_scale_reward
+    r += (s["rangedLevelScale"] - 1) * v.ranged_level_scale_reward
+    r += (s["magicLevelScale"] - 1) * v.magic_level_scale_reward
     hit_style = s.get("attackTypeHit")
-    if hit_style is not None and s[boost[hit_style]] > 1:
-        r += (s[boost[hit_style]] - 1) * v(w.reward_on_hit_with_boost_scale)
+    if hit_style is not None and s[_BOOST_SIGNAL[hit_style]] > 1:
+        r += (s[_BOOST_SIGNAL[hit_style]] - 1) * v.reward_on_hit_with_boost_scale
     if w.penalize_wasted_food:
         food, brew = s.get("wastedFoodScale", 0.0), s.get("wastedBrewScale", 0.0)
-        m = v(w.player_wasted_food_multiplier)
+        m = v.player_wasted_food_multiplier
         r += wr * food * m + wr * brew * m
     if outcome is Outcome.WON:
-        r += v(w.win_reward)
+        r += v.win_reward
         if w.reward_target_food_on_death:
             m = _died_with_food(w, s["targetRemainingFoodScale"] + s["targetRemainingBrewScale"])
             r += wd * s["targetRemainingFoodScale"] * m + wd * s["targetRemainingBrewScale"] * m
     elif outcome is Outcome.LOST:
-        r += v(w.lose_reward)
+        r += v.lose_reward
         if w.penalize_food_on_death:
             m = _died_with_food(w, s["remainingFoodScale"] + s["remainingBrewScale"])
             r += wr * s["remainingFoodScale"] * m + wr * s["remainingBrewScale"] * m
     elif outcome is Outcome.TIED:
-        r += v(w.tie_reward)
+        r += v.tie_reward
     return r
+
+
+_BOOST_SIGNAL = {"MELEE": "strengthLevelScale", "RANGED": "rangedLevelScale", "MAGIC": "magicLevelScale"}
+"""Signal of the boosted level that the style of a hit uses (§17.2 step 15)."""
 
 
 def _died_with_food(w: RewardWeights, scale: float) -> float:

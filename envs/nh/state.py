@@ -17,6 +17,7 @@ from envs.nh.items import (
     NUM_BONUSES,
     CombatStyle,
     FightStyle,
+    Ids,
     Item,
     PotionType,
     Slot,
@@ -61,6 +62,12 @@ class TimerId(IntEnum):
 NUM_TIMERS = len(TimerId)
 TIMER_NEVER_SET = -100
 """`uncapped` value of a timer that was never registered (spec §15.2 entry 43 uses −100)."""
+
+
+# Plain-int copies of the IntEnum indices read in the tick: attribute access on an enum class runs
+# a Python-level descriptor on Python 3.11 (~130 ns), a module global ~15 ns.
+_SK_HITPOINTS = int(Skill.HITPOINTS)
+_SLOT_WEAPON = int(Slot.WEAPON)
 
 
 class Spellbook(Enum):
@@ -152,43 +159,54 @@ class PlayerState:
     dying: bool = False
     # scripted baseline (§18.2): the player whose first hit started its fight rules, kept for the episode
     remembered_target: PlayerState | None = None
+    # (inventory copy, its facts) of the last `inventory_facts()` call; never part of the game state
+    _inventory_memo: tuple[list[int], InventoryFacts] | None = field(default=None, repr=False, compare=False)
+
+    def inventory_facts(self) -> InventoryFacts:
+        """`inventory_facts(self.inventory)`; masks, observations and signals all ask every tick.
+
+        Comparing with the last inventory seen is cheaper than building and hashing the memo key.
+        """
+        memo = self._inventory_memo
+        if memo is not None and memo[0] == self.inventory:
+            return memo[1]
+        facts = inventory_facts(self.inventory)
+        self._inventory_memo = (list(self.inventory), facts)
+        return facts
 
     # ---- timers --------------------------------------------------------------------------------
-    def set_timer(self, timer: TimerId, ticks: int) -> None:
+    def set_timer(self, timer: int, ticks: int) -> None:
         """Register a timer: both counters become `ticks` (spec §3)."""
         self.timer_ticks[timer] = ticks
         self.timer_uncapped[timer] = ticks
 
-    def timer_active(self, timer: TimerId) -> bool:
+    def timer_active(self, timer: int) -> bool:
         return self.timer_ticks[timer] > 0
 
-    def remaining(self, timer: TimerId) -> int:
+    def remaining(self, timer: int) -> int:
         """"Remaining ticks" as masks and observations see them: `max(ticks − 1, 0)` (spec §3)."""
         t = self.timer_ticks[timer]
         return t - 1 if t > 1 else 0
 
     def decrement_timers(self) -> None:
         """Once per tick at the start of the player's phase-A slot (spec §3, §4.1)."""
-        ticks, unc = self.timer_ticks, self.timer_uncapped
-        for i in range(NUM_TIMERS):
-            if unc[i] != TIMER_NEVER_SET:
-                unc[i] -= 1
-            if ticks[i] > 0:
-                ticks[i] -= 1
+        never = TIMER_NEVER_SET
+        self.timer_uncapped[:] = [u if u == never else u - 1 for u in self.timer_uncapped]
+        self.timer_ticks[:] = [t - 1 if t > 0 else t for t in self.timer_ticks]
 
     # ---- equipment views ------------------------------------------------------------------------
     @property
     def weapon(self) -> Item | None:
-        wid = self.equipment[Slot.WEAPON]
+        wid = self.equipment[_SLOT_WEAPON]
         return ITEMS[wid] if wid != EMPTY else None
 
     @property
     def hp(self) -> int:
-        return self.level[Skill.HITPOINTS]
+        return self.level[_SK_HITPOINTS]
 
     @property
     def base_hp(self) -> int:
-        return self.base[Skill.HITPOINTS]
+        return self.base[_SK_HITPOINTS]
 
     def wears(self, item_id: int) -> bool:
         return item_id in self.equipment
@@ -205,6 +223,8 @@ class PlayerState:
 
 
 _DOSES_CACHE: dict[tuple[int, ...], tuple[int, ...]] = {}
+_CACHE_LIMIT = 1 << 14
+"""Entries kept by each memo below before it is cleared (a fight visits a handful of keys)."""
 
 
 def inventory_doses(inventory: tuple[int, ...]) -> tuple[int, ...]:
@@ -220,14 +240,57 @@ def inventory_doses(inventory: tuple[int, ...]) -> tuple[int, ...]:
         c = CONSUMABLES.get(iid)
         if c is not None and c.potion is not None:
             doses[c.potion] += c.doses
-    if len(_DOSES_CACHE) > 1 << 14:
+    if len(_DOSES_CACHE) > _CACHE_LIMIT:
         _DOSES_CACHE.clear()
     result = tuple(doses)
     _DOSES_CACHE[inventory] = result
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class InventoryFacts:
+    """What observations, masks and signals read from an inventory, computed once per distinct content.
+
+    The inventory changes only when something is eaten, drunk or (un)equipped, but all three readers
+    need these numbers for both players every tick (spec §14.3, §15.2 entries 22–27 and 175, §17.1).
+    """
+
+    doses: tuple[int, ...]
+    """Doses per potion family, indexed by `PotionType` value (index 0 unused)."""
+    sharks: int
+    karambwans: int
+    anglerfish: int
+    primary_food: int | None
+    """First non-karambwan food in priority order, as `operations.primary_food` (§5.2, §8.1)."""
+    has_free_slot: bool
+
+
+_SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
+_INVENTORY_FACTS: dict[tuple[int, ...], InventoryFacts] = {}
+
+
+def inventory_facts(inventory: list[int]) -> InventoryFacts:
+    """`InventoryFacts` of an inventory, memoised by its contents (the result is shared: read only)."""
+    key = tuple(inventory)
+    facts = _INVENTORY_FACTS.get(key)
+    if facts is None:
+        sharks, anglerfish = key.count(_SHARK), key.count(_ANGLERFISH)
+        primary = _SHARK if sharks else _ANGLERFISH if anglerfish else None
+        facts = InventoryFacts(
+            inventory_doses(key), sharks, key.count(_KARAMBWAN), anglerfish, primary, EMPTY in key
+        )
+        if len(_INVENTORY_FACTS) > _CACHE_LIMIT:
+            _INVENTORY_FACTS.clear()
+        _INVENTORY_FACTS[key] = facts
+    return facts
+
+
+WEAPON_FAMILY: dict[int, CombatStyle] = {
+    iid: item.weapon_class.family for iid, item in ITEMS.items() if item.weapon_class is not None
+}
+"""Weapon id → style family of its class (spec §6.1); absent (no weapon, no class) means melee."""
+
+
 def weapon_family(p: PlayerState) -> CombatStyle:
     """Style classification by the wielded weapon's class (spec §6.1): what observers see."""
-    w = p.weapon
-    return w.weapon_class.family if w is not None and w.weapon_class is not None else CombatStyle.MELEE
+    return WEAPON_FAMILY.get(p.equipment[_SLOT_WEAPON], CombatStyle.MELEE)

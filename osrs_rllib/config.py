@@ -72,6 +72,7 @@ from envs.nh.contract import frame_offsets
 from envs.nh.params import FightParams, ParamError
 from envs.nh.rewards import RewardWeights
 from envs.opponents import LADDER
+from league.config import LeagueConfig, LeagueConfigError
 from policies.network_config import ACTIVATIONS, NetworkConfig, NetworkConfigError
 
 __all__ = [
@@ -99,7 +100,10 @@ SELF_PLAY = "self_play"
 BASELINE = "baseline"
 EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
 """Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
-OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS)
+LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp")
+"""Mix kinds that draw from the league's frozen snapshots (`league/`): the newest one, prioritized past-self
+(OpenAI Five) and PFSP (AlphaStar)."""
+OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS, *LEAGUE_KINDS)
 """Valid keys of `OpponentsConfig.mix`. Extend this tuple (e.g. with league kinds) to admit new kinds."""
 SET_SOURCE = "--set"
 """The 'file' a `ConfigError` names when the bad key came from a command-line override."""
@@ -384,6 +388,40 @@ ModelField = Annotated[
 ]
 
 
+_LEAGUE_OWN_MIX = "opponent_mix"
+
+
+def _league_config(value: Any) -> LeagueConfig:
+    """Validate the ``league`` section with `LeagueConfig.from_dict`; its mix comes from ``opponents.mix``."""
+    if isinstance(value, LeagueConfig):
+        return value
+    if not isinstance(value, Mapping):
+        raise _Invalid(f"got {_describe(value)}", "a mapping of league options")
+    names = [f.name for f in dataclasses.fields(LeagueConfig) if f.name != _LEAGUE_OWN_MIX]
+    for key in value:
+        if key == _LEAGUE_OWN_MIX:
+            raise _Invalid("the league's mix is opponents.mix", "no opponent_mix here", field=key)
+        if key not in names:
+            raise _Invalid("unknown key", _one_of(names), field=str(key), suggestion=_closest(key, names))
+    try:
+        return LeagueConfig.from_dict(value)
+    except LeagueConfigError as exc:
+        raise _Invalid(exc.detail, field=exc.key) from None
+    except TypeError as exc:
+        raise _Invalid(str(exc)) from None
+
+
+def _league_dump(cfg: LeagueConfig) -> dict[str, Any]:
+    return {k: v for k, v in cfg.to_dict().items() if k != _LEAGUE_OWN_MIX}
+
+
+LeagueField = Annotated[
+    LeagueConfig,
+    PlainValidator(_validator(_league_config), json_schema_input_type=dict[str, Any]),
+    PlainSerializer(_league_dump, return_type=dict[str, Any]),
+]
+
+
 def _fragment_length(value: Any) -> int | Literal["auto"]:
     """A positive integer or ``"auto"``; written by hand so that a bad value gives one clear error."""
     value = _integral(value)
@@ -544,8 +582,12 @@ class OpponentsConfig(_Section):
     """Who the learning agent fights during training: each opponent kind's share of the episodes."""
 
     mix: dict[str, float] = Field(default_factory=lambda: {BASELINE: 1.0})
-    """Episode share per kind (``self_play``, ``baseline`` or a ladder name), normalised to sum to 1;
-    the spec's baseline alone is the simplest curriculum that still teaches NH basics."""
+    """Episode share per kind (``self_play``, ``baseline``, a ladder name, or a league kind: ``latest``,
+    ``prioritized``, ``pfsp``), normalised to sum to 1; the spec's baseline alone is the simplest curriculum
+    that still teaches NH basics."""
+    league_slots: PositiveInt = 4
+    """Frozen league snapshots each env runner holds at once (weights are swapped in every iteration), so
+    worker memory stays bounded however large the league grows."""
 
     @field_validator("mix")
     @classmethod
@@ -740,6 +782,9 @@ class TrainConfig(_Section):
     """The training opponents' mix."""
     model: ModelField = NetworkConfig()
     """Policy and value network sizes (`policies.network_config.NetworkConfig`)."""
+    league: LeagueField = LeagueConfig()
+    """The league (`league.config.LeagueConfig` without its mix): snapshots, qualities, PFSP, exploiters,
+    ratings. It runs when opponents.mix has a league kind or there are exploiters."""
     ppo: PPOConfig = PPOConfig()
     """PPO hyperparameters."""
     runners: RunnersConfig = RunnersConfig()
@@ -763,6 +808,16 @@ class TrainConfig(_Section):
                 related=("evaluation.interval",),
             ).to_pydantic()
         return self
+
+    @property
+    def league_enabled(self) -> bool:
+        """Whether training runs the league (a league kind in the mix, or exploiters)."""
+        mix = self.opponents.normalized()
+        return any(k in mix for k in LEAGUE_KINDS) or self.league.main_exploiters + self.league.league_exploiters > 0
+
+    def league_mix(self) -> dict[str, float]:
+        """`opponents.mix` in the league's vocabulary (ladder rungs become ``scripted_<name>``)."""
+        return {(f"scripted_{k}" if k in LADDER else k): v for k, v in self.opponents.normalized().items()}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain YAML/JSON-ready values (schedules and the network in their YAML form); loads back equal."""

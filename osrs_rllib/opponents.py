@@ -28,30 +28,36 @@ from osrs_rllib.episode_metrics import EpisodeMetrics
 from policies.scripted import scripted_policy_id
 
 LEARNER_POLICY = "main"
+LEAGUE_KINDS = ("latest", "prioritized", "pfsp")
+"""Mix kinds that draw from the league's snapshots; they need the league (see `league/`)."""
 """Policy id of the policy being trained."""
 LEARNER_AGENT, OPPONENT_AGENT = AGENT_IDS
 
 
 @dataclass(frozen=True)
 class OpponentDraw:
-    """The opponent of one episode: its kind and the policy in player 1's seat (None: in-simulator bot)."""
+    """The players of one episode: the learner in seat 0, and the opponent's kind, league id and the policy
+    in seat 1 (None: the in-simulator bot)."""
 
     kind: str
     policy_id: str | None
+    learner: str = LEARNER_POLICY
+    opponent: str = ""
+    generation: int = 0
 
     @property
     def env_opponent(self) -> str:
         """The environment's own ``opponent`` option for this draw."""
-        return BASELINE if self.kind == BASELINE else "agent"
+        return BASELINE if self.policy_id is None else "agent"
 
 
 def draw_for_kind(kind: str, learner: str = LEARNER_POLICY) -> OpponentDraw:
     if kind == BASELINE:
-        return OpponentDraw(kind, None)
+        return OpponentDraw(kind, None, opponent=BASELINE)
     if kind == SELF_PLAY:
-        return OpponentDraw(kind, learner)
+        return OpponentDraw(kind, learner, opponent=learner)
     if kind in LADDER:
-        return OpponentDraw(kind, scripted_policy_id(kind))
+        return OpponentDraw(kind, scripted_policy_id(kind), opponent=scripted_policy_id(kind))
     raise ValueError(f"unknown opponent kind {kind!r}; valid choices: {[BASELINE, SELF_PLAY, *LADDER]}")
 
 
@@ -78,16 +84,21 @@ class OpponentMix:
 class TrainingEnv(NHMultiAgentEnv):
     """`NHMultiAgentEnv` whose opponent is drawn from the mix at every reset, with per-episode metrics.
 
-    Extra config keys: ``opponent_mix`` (kind → share) and ``mix_seed``. The last info of ``player_0``
-    in an episode carries ``episode_metrics`` (see `osrs_rllib/episode_metrics.py`) and ``opponent_kind``.
+    Extra config keys: ``opponent_mix`` (kind → share), ``mix_seed`` and ``league`` (true: players are drawn
+    from the `LeaguePlan` the driver pushes each iteration, see `league/callback.py`, and finished games are
+    reported back through `pop_league_results`). The last info of ``player_0`` in an episode carries
+    ``episode_metrics`` (see `osrs_rllib/episode_metrics.py`) and ``opponent_kind``.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         cfg = dict(config or {})
         mix = cfg.pop("opponent_mix", {BASELINE: 1.0})
         mix_seed = cfg.pop("mix_seed", None)
+        self.league_mode = bool(cfg.pop("league", False))
         super().__init__(cfg)
-        self.mix = OpponentMix(mix)
+        self.mix = OpponentMix({k: v for k, v in mix.items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0})
+        self.plan: Any = None
+        self._league_results: list[Any] = []
         worker = getattr(config, "worker_index", 0)
         vector = getattr(config, "vector_index", 0)
         seed_seq = np.random.SeedSequence([int(mix_seed or 0), int(worker or 0), int(vector or 0)])
@@ -100,6 +111,11 @@ class TrainingEnv(NHMultiAgentEnv):
         if "opponent" in opts:  # an explicit opponent (tests, tools) bypasses the mix
             kind = str(opts.pop("opponent"))
             self.draw = draw_for_kind(SELF_PLAY if kind == "agent" else kind)
+        elif self.league_mode and self.plan is not None:
+            learner, entry = self.plan.draw(self._mix_rng)
+            if entry.seat_policy is None and entry.opponent != BASELINE:
+                raise ValueError(f"league opponent {entry.opponent!r} has no policy and is not the baseline")
+            self.draw = OpponentDraw(entry.kind, entry.seat_policy, learner, entry.opponent, self.plan.generation)
         else:
             self.draw = self.mix.sample(self._mix_rng)
         opts["opponent"] = self.draw.env_opponent
@@ -115,15 +131,38 @@ class TrainingEnv(NHMultiAgentEnv):
         if terminateds["__all__"] or truncateds["__all__"]:
             info = infos.setdefault(LEARNER_AGENT, {})
             info["opponent_kind"] = self.draw.kind
-            info["episode_metrics"] = self.metrics.summary(self.engine.sim)
+            summary = self.metrics.summary(self.engine.sim)
+            info["episode_metrics"] = summary
+            if self.league_mode and self.draw.opponent:
+                from league.callback import LeagueResult
+
+                score = summary["won"] + 0.5 * summary["tied"]
+                self._league_results.append(
+                    LeagueResult(
+                        self.draw.learner,
+                        self.draw.opponent,
+                        self.draw.kind,
+                        score,
+                        self.draw.generation,
+                        int(summary["fight_ticks"]),
+                    )
+                )
         return obs, rewards, terminateds, truncateds, infos
+
+    def set_league_plan(self, plan: Any) -> None:
+        """The driver's plan for the next iteration (see `league/callback.py`)."""
+        self.plan = plan
+
+    def pop_league_results(self) -> list[Any]:
+        results, self._league_results = self._league_results, []
+        return results
 
 
 def policy_mapping_fn(agent_id: str, episode: Any = None, worker: Any = None, **kwargs: Any) -> str:
-    """RLlib's mapping: the learner in seat 0, and in seat 1 whatever the episode's environment drew."""
-    if agent_id == LEARNER_AGENT:
-        return LEARNER_POLICY
+    """RLlib's mapping: seat 0 the learner, seat 1 whatever the episode's environment drew."""
     env = episode_env(episode, worker)
+    if agent_id == LEARNER_AGENT:
+        return env.draw.learner if env is not None else LEARNER_POLICY
     if env is None or env.draw.policy_id is None:
         raise RuntimeError(
             f"no opponent policy for {agent_id!r}: the episode's environment is not a TrainingEnv or drew the "

@@ -43,9 +43,10 @@ from osrs_rllib.experiment import (
     write_json_atomic,
     write_text_atomic,
 )
-from osrs_rllib.opponents import LEARNER_POLICY, OpponentMix
+from osrs_rllib.opponents import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
 logger = logging.getLogger("osrs_rllib.train")
+
 
 class _DropScriptedPolicyWarning(logging.Filter):
     """RLlib warns at every checkpoint that `ScriptedRLlibPolicy` has no "durable name"; it needs none (it
@@ -58,6 +59,8 @@ class _DropScriptedPolicyWarning(logging.Filter):
 logging.getLogger("ray.rllib.policy.policy").addFilter(_DropScriptedPolicyWarning())
 
 ENV_NAME = "osrs_rllib_nh_training"
+LEAGUE_FILE = "league.json"
+"""The league's state inside a checkpoint directory (snapshot weights live in ``experiments/<name>/league/``)."""
 """Name under which `TrainingEnv` is registered with Ray Tune's env registry."""
 
 
@@ -76,11 +79,36 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "frame_stack": cfg.env.frame_stack,
         "opponent_mix": cfg.opponents.normalized(),
         "mix_seed": cfg.seed,
+        "league": cfg.league_enabled,
     }
 
 
-def build_ppo_config(cfg: TrainConfig) -> Any:
-    """The RLlib `PPOConfig` (old API stack) for a training config."""
+def make_league(cfg: TrainConfig) -> Any:
+    """A new league for a config: its mix is ``opponents.mix``; baseline and ladder rungs join as fixed players."""
+    import dataclasses
+
+    from envs.opponents import LADDER
+    from league.league import League
+
+    league = League(dataclasses.replace(cfg.league, opponent_mix=cfg.league_mix()))
+    league.add_baseline()
+    for name in LADDER:
+        league.add_scripted(name)
+    return league
+
+
+def fixed_policies() -> dict[str, str | None]:
+    """Who plays each fixed league player: the simulator itself for the baseline, RLlib policies for rungs."""
+    from envs.opponents import LADDER
+    from osrs_rllib.config import BASELINE
+    from policies.scripted import scripted_policy_id
+
+    return {BASELINE: None, **{scripted_policy_id(n): scripted_policy_id(n) for n in LADDER}}
+
+
+def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,)) -> Any:
+    """The RLlib `PPOConfig` (old API stack) for a training config; `learners` are the trainable policies
+    (main, plus the league's exploiters)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.policy.policy import PolicySpec
 
@@ -89,11 +117,16 @@ def build_ppo_config(cfg: TrainConfig) -> Any:
     from policies.rllib_model import model_config
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
-    mix = OpponentMix(cfg.opponents.normalized())
-    policies: dict[str, Any] = {LEARNER_POLICY: PolicySpec()}
+    mix = OpponentMix({k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS})
+    policies: dict[str, Any] = {learner: PolicySpec() for learner in learners}
     for pid in sorted(mix.policy_ids() - {LEARNER_POLICY}):
         if pid.startswith(SCRIPTED_PREFIX):
             policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=cfg.seed)
+    if cfg.league_enabled:
+        from league.callback import slot_policy_id
+
+        for i in range(cfg.opponents.league_slots):
+            policies[slot_policy_id(i)] = PolicySpec()  # frozen: not in policies_to_train
     lr, lr_schedule = cfg.ppo.lr.to_rllib()
     entropy, entropy_schedule = cfg.ppo.entropy_coeff.to_rllib()
     ppo = cfg.ppo
@@ -133,7 +166,7 @@ def build_ppo_config(cfg: TrainConfig) -> Any:
         .multi_agent(
             policies=policies,
             policy_mapping_fn=policy_mapping_fn,
-            policies_to_train=[LEARNER_POLICY],
+            policies_to_train=list(learners),
         )
         .callbacks(TrainingCallbacks)
         .resources(num_gpus=0)
@@ -235,6 +268,7 @@ class Trainer:
         self._ray_started = False
         self.dashboard_url: str | None = None
         self._view: Any = None
+        self.league_runner: Any = None
 
     # -- setup ---------------------------------------------------------------------------------------
     def _start_ray(self) -> None:
@@ -266,7 +300,22 @@ class Trainer:
 
     def _build(self) -> None:
         register_everything()
-        self.algo = build_ppo_config(self.cfg).build_algo()
+        learners: tuple[str, ...] = (LEARNER_POLICY,)
+        if self.cfg.league_enabled:
+            self.league_runner = self._league_runner()
+            learners = tuple(self.league_runner.league.learners)
+        self.algo = build_ppo_config(self.cfg, learners).build_algo()
+
+    def _league_runner(self) -> Any:
+        """The league of this run: restored from the checkpoint being resumed, or new."""
+        from league.callback import LeagueRunner
+
+        store, slots = self.exp.dir / "league", self.cfg.opponents.league_slots
+        latest = self.exp.latest_checkpoint() if self.resume else None
+        state = read_json(latest.path / LEAGUE_FILE, None) if latest is not None else None
+        if state is not None:
+            return LeagueRunner.from_state(state, store, slots, fixed_policies(), seed=self.cfg.seed)
+        return LeagueRunner(make_league(self.cfg), store, slots, fixed_policies(), seed=self.cfg.seed)
 
     def _restore(self) -> None:
         latest = self.exp.latest_checkpoint()
@@ -311,6 +360,8 @@ class Trainer:
                 self._restore()
             self._open_tensorboard()
             self._view = make_view(self.cfg, self.echo)
+            if self.league_runner is not None:
+                self.league_runner.plan(self.algo)
             self._loop()
             state = "stopped" if self.stop.requested else "finished"
             return 0
@@ -355,6 +406,10 @@ class Trainer:
             self.state.train_seconds += seconds
             self._set_env_progress()
             metrics = flatten_result(result)
+            if self.league_runner is not None:
+                metrics.update(
+                    self.league_runner.after_iteration(self.algo, self.state.iteration, self.state.env_steps)
+                )
             eval_rows: list[dict[str, Any]] = []
             if cfg.evaluation.interval and self.state.iteration % cfg.evaluation.interval == 0:
                 eval_rows = self._evaluate()
@@ -434,6 +489,8 @@ class Trainer:
         with self.exp.writing_checkpoint(self.state.iteration) as tmp:
             self.algo.save_checkpoint(str(tmp))
             export_policy(policy, tmp / MODEL_NAME, metadata=metadata)
+            if self.league_runner is not None:
+                write_json_atomic(tmp / LEAGUE_FILE, self.league_runner.state_dict())
             write_json_atomic(tmp / STATE_FILE, self.state.to_json())  # last: marks the checkpoint complete
         final = self.exp.checkpoint_dir_for(self.state.iteration)
         info = CheckpointInfo(self.state.iteration, final, self.state.env_steps, win_rate)
@@ -512,6 +569,8 @@ def flatten_result(result: Mapping[str, Any], prefix: str = "") -> dict[str, flo
 
 def tensorboard_tag(key: str) -> str:
     """Readable TensorBoard groups: our fight metrics under ``fight/``, the learner under ``learner/``."""
+    if key.startswith("league/"):
+        return key
     if key.startswith("env_runners/custom_metrics/"):
         return "fight/" + key[len("env_runners/custom_metrics/") :]
     if key.startswith("info/learner/"):

@@ -1,0 +1,343 @@
+"""The league's Ray surface: it applies the league's decisions to an RLlib (old API stack) algorithm.
+
+`League` (plain Python) decides; `LeagueRunner` does, once per training iteration, in the driver:
+
+1. **Collect** the finished games from every environment (`pop_league_results`) and record them.
+2. **Decide**: `League.on_iteration` returns snapshot / reset / evict events, applied in order. A snapshot
+   copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors)
+   into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights into an
+   exploiter and clears its optimiser state; an eviction deletes the file.
+3. **Plan** the next iteration: a fixed number of *opponent slots* (non-trainable policies
+   ``league_slot_<i>``) receive the weights of snapshots drawn from the learners' opponent distributions,
+   and every environment receives a `LeaguePlan`: per learner, the table of (seat-1 policy, opponent,
+   kind, probability) it draws each episode from. Workers therefore hold at most `slots` frozen networks
+   however large the pool grows (hundreds of snapshots cost disk, not worker memory).
+
+Exactness: the snapshot mass of a learner's table is split evenly over its slots, and each slot's content
+is an independent draw from that learner's snapshot distribution, so every episode's opponent follows the
+league's distribution. A slot's weights are pushed before the next sampling call (Ray runs an actor's
+calls in order), and each plan carries a generation number: an episode that started under an older plan
+(its slot may have been refilled mid-fight) is counted as played but not scored.
+
+The environment side is a small duck-typed protocol (`set_league_plan(plan)`, `pop_league_results()`), so
+this module knows nothing of the game.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from league.events import EvictEvent, ResetEvent, SnapshotEvent
+from league.league import League
+from league.players import MAIN, player_kind
+
+logger = logging.getLogger(__name__)
+
+SLOT_PREFIX = "league_slot_"
+
+
+def slot_policy_id(i: int) -> str:
+    return f"{SLOT_PREFIX}{i}"
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One row of a learner's opponent table: who sits in seat 1 and how likely the row is."""
+
+    seat_policy: str | None
+    """RLlib policy id acting for seat 1; None for an opponent that lives inside the environment."""
+    opponent: str
+    """League player id of the opponent (a snapshot id when `seat_policy` is a slot)."""
+    kind: str
+    """The mix kind that drew it (``prioritized``, ``pfsp``, ``self_play``, ...)."""
+    prob: float
+
+
+@dataclass(frozen=True)
+class LeaguePlan:
+    """What every environment needs to draw its episodes' players for one iteration (small, picklable)."""
+
+    generation: int
+    learners: tuple[str, ...]
+    learner_probs: tuple[float, ...]
+    tables: Mapping[str, tuple[PlanEntry, ...]]
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, PlanEntry]:
+        learner = self.learners[int(rng.choice(len(self.learners), p=np.asarray(self.learner_probs)))]
+        rows = self.tables[learner]
+        entry = rows[int(rng.choice(len(rows), p=np.asarray([r.prob for r in rows])))]
+        return learner, entry
+
+
+@dataclass(frozen=True)
+class LeagueResult:
+    """One finished episode as an environment reports it."""
+
+    learner: str
+    opponent: str
+    kind: str
+    score: float
+    """The learner's result: 1 win, 0.5 tie, 0 loss."""
+    generation: int
+    env_steps: int
+
+
+def weights_checksum(weights: Mapping[str, Any]) -> str:
+    """SHA-256 over a policy's weights (sorted names, dtypes, shapes, bytes): equal weights, equal sums."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in sorted(weights):
+        arr = np.ascontiguousarray(np.asarray(weights[name]))
+        digest.update(f"{name}|{arr.dtype}|{arr.shape}|".encode())
+        digest.update(arr.tobytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class LeagueRunner:
+    """Drives `league` against `algorithm` (see the module docstring).
+
+    Args:
+        league: The league (restored from a checkpoint or new).
+        store_dir: Where snapshot weights are written (one ``.npz`` per snapshot).
+        slots: Number of opponent slots (frozen policies on every worker).
+        fixed_policies: For each fixed player the policy that plays it (``scripted_tribrid``) or None when
+            the environment plays it itself (the in-simulator ``baseline``).
+        seed: Seed of the slot draws.
+    """
+
+    league: League
+    store_dir: Path
+    slots: int
+    fixed_policies: Mapping[str, str | None]
+    seed: int = 0
+    generation: int = 0
+    slot_contents: list[tuple[str, str] | None] = field(default_factory=list)
+    played: dict[str, int] = field(default_factory=dict)
+    learner_steps: dict[str, int] = field(default_factory=dict)
+    _rng: np.random.Generator = field(init=False, repr=False)
+    _loaded: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.store_dir = Path(self.store_dir)
+        self._rng = np.random.default_rng(self.seed + self.generation)
+        if not self.slot_contents:
+            self.slot_contents = [None] * self.slots
+
+    # -- weights on disk -----------------------------------------------------------------------------
+    def snapshot_path(self, snapshot_id: str) -> Path:
+        return self.store_dir / f"{snapshot_id}.npz"
+
+    def save_weights(self, snapshot_id: str, weights: Mapping[str, Any]) -> Path:
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        path = self.snapshot_path(snapshot_id)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.store_dir)
+        os.close(fd)
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, **{k: np.asarray(v) for k, v in weights.items()})
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def load_weights(self, snapshot_id: str) -> dict[str, np.ndarray]:
+        with np.load(self.snapshot_path(snapshot_id)) as data:
+            return {k: data[k] for k in data.files}
+
+    # -- the iteration -------------------------------------------------------------------------------
+    def after_iteration(self, algorithm: Any, iteration: int, env_steps: int) -> dict[str, float]:
+        """Collect, decide, plan (see the module docstring); returns metrics for TensorBoard."""
+        results = self.collect(algorithm)
+        scored = 0
+        for r in results:
+            self.played[r.kind] = self.played.get(r.kind, 0) + 1
+            self.learner_steps[r.learner] = self.learner_steps.get(r.learner, 0) + r.env_steps
+            if r.generation != self.generation and player_kind(r.opponent) == "snapshot":
+                continue  # its slot may have been refilled mid-fight: played, not scored
+            self.league.record_game(r.learner, r.opponent, r.score, kind=r.kind)
+            scored += 1
+        events = self.league.on_iteration(iteration, env_steps, dict(self.learner_steps) or None)
+        self.apply(algorithm, events)
+        self.plan(algorithm)
+        metrics = dict(self.league.metrics())
+        metrics["league/games_this_iteration"] = float(len(results))
+        metrics["league/games_scored_this_iteration"] = float(scored)
+        metrics["league/events/snapshots"] = float(sum(isinstance(e, SnapshotEvent) for e in events))
+        metrics["league/events/resets"] = float(sum(isinstance(e, ResetEvent) for e in events))
+        total = sum(self.played.values())
+        for kind, count in self.played.items():
+            metrics[f"league/played_share/{kind}"] = count / total
+        return metrics
+
+    def collect(self, algorithm: Any) -> list[LeagueResult]:
+        def pop(env: Any) -> list[LeagueResult]:
+            return list(env.pop_league_results()) if hasattr(env, "pop_league_results") else []
+
+        gathered = algorithm.env_runner_group.foreach_env(pop)
+        return [r for per_runner in gathered for per_env in per_runner for r in per_env]
+
+    def apply(self, algorithm: Any, events: Iterable[Any]) -> None:
+        touched: list[str] = []
+        for event in events:
+            if isinstance(event, SnapshotEvent):
+                weights = algorithm.get_policy(event.source).get_weights()
+                self.save_weights(event.snapshot_id, weights)
+                logger.info("league: snapshot %s of %s", event.snapshot_id, event.source)
+            elif isinstance(event, ResetEvent):
+                target = algorithm.get_policy(event.player_id)
+                target.set_weights(algorithm.get_policy(event.to).get_weights())
+                for optimizer in getattr(target, "_optimizers", []) or []:
+                    optimizer.state.clear()
+                touched.append(event.player_id)
+                logger.info("league: reset %s to %s (%s)", event.player_id, event.to, event.reason)
+            elif isinstance(event, EvictEvent):
+                self.snapshot_path(event.snapshot_id).unlink(missing_ok=True)
+        if touched:
+            algorithm.env_runner_group.sync_weights(policies=touched)
+
+    def _seat_policy(self, learner: str, opponent: str) -> str | None:
+        if opponent == learner or opponent == MAIN or opponent in self.league.exploiters:
+            return opponent
+        if opponent in self.fixed_policies:
+            return self.fixed_policies[opponent]
+        raise ValueError(f"league opponent {opponent!r} has no policy to play it")
+
+    def plan(self, algorithm: Any) -> LeaguePlan:
+        """Refill the slots and push a new `LeaguePlan` to every environment."""
+        self.generation += 1
+        learners = tuple(self.league.learners)
+        tables = {learner: self.league.opponent_table(learner) for learner in learners}
+        # Snapshot mass per (learner, kind): each such group gets its own slots, so the share of every kind
+        # is exact in every plan; only which snapshot fills a slot is drawn.
+        groups: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        for learner, table in tables.items():
+            for pid, kind, p in zip(table.ids, table.kinds, table.probs, strict=True):
+                if pid in self.league.snapshots and p > 0:
+                    groups.setdefault((learner, kind), []).append((pid, p))
+        mass = {g: sum(p for _, p in rows) for g, rows in groups.items()}
+        if len(mass) > self.slots:
+            raise ValueError(
+                f"the league needs {len(mass)} opponent slots (one per learner and snapshot kind: "
+                f"{sorted(mass)}), but only {self.slots} are configured; raise opponents.league_slots"
+            )
+        slots_for = _share_slots(mass, self.slots)
+        contents: list[tuple[str, str] | None] = []
+        plan_tables: dict[str, list[PlanEntry]] = {
+            learner: [
+                PlanEntry(self._seat_policy(learner, pid), pid, kind, p)
+                for pid, kind, p in zip(table.ids, table.kinds, table.probs, strict=True)
+                if pid not in self.league.snapshots and p > 0
+            ]
+            for learner, table in tables.items()
+        }
+        for (learner, kind), rows in groups.items():
+            n = slots_for[(learner, kind)]
+            probs = np.asarray([p for _, p in rows]) / mass[(learner, kind)]
+            for _ in range(n):
+                pid = rows[int(self._rng.choice(len(rows), p=probs))][0]
+                plan_tables[learner].append(
+                    PlanEntry(slot_policy_id(len(contents)), pid, kind, mass[(learner, kind)] / n)
+                )
+                contents.append((pid, kind))
+        final: dict[str, tuple[PlanEntry, ...]] = {}
+        for learner, rows in plan_tables.items():
+            total = sum(r.prob for r in rows)
+            final[learner] = tuple(PlanEntry(r.seat_policy, r.opponent, r.kind, r.prob / total) for r in rows)
+        contents += [None] * (self.slots - len(contents))
+        self._fill_slots(algorithm, contents)
+        plan = LeaguePlan(
+            generation=self.generation,
+            learners=learners,
+            learner_probs=tuple(1.0 / len(learners) for _ in learners),
+            tables=final,
+        )
+        algorithm.env_runner_group.foreach_env(lambda env: env.set_league_plan(plan))
+        return plan
+
+    def _fill_slots(self, algorithm: Any, contents: list[tuple[str, str] | None]) -> None:
+        changed = []
+        for i, content in enumerate(contents):
+            if content is None:
+                continue
+            snapshot_id = content[0]
+            if self._loaded.get(i) != snapshot_id:
+                algorithm.get_policy(slot_policy_id(i)).set_weights(self.load_weights(snapshot_id))
+                self._loaded[i] = snapshot_id
+                changed.append(slot_policy_id(i))
+        self.slot_contents = contents
+        if changed:
+            algorithm.env_runner_group.sync_weights(policies=changed)
+
+    # -- checkpoints ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "league": self.league.to_dict(),
+            "generation": self.generation,
+            "played": dict(self.played),
+            "learner_steps": dict(self.learner_steps),
+        }
+
+    @classmethod
+    def from_state(
+        cls,
+        state: Mapping[str, Any],
+        store_dir: Path,
+        slots: int,
+        fixed_policies: Mapping[str, str | None],
+        seed: int = 0,
+    ) -> LeagueRunner:
+        return cls(
+            league=League.from_dict(state["league"]),
+            store_dir=store_dir,
+            slots=slots,
+            fixed_policies=fixed_policies,
+            seed=seed,
+            generation=int(state.get("generation", 0)),
+            played={str(k): int(v) for k, v in (state.get("played") or {}).items()},
+            learner_steps={str(k): int(v) for k, v in (state.get("learner_steps") or {}).items()},
+        )
+
+    def slot_checksums(self, algorithm: Any) -> list[dict[str, str]]:
+        """Per env runner (local first), each slot's weight checksum: what the workers actually play with."""
+
+        def sums(worker: Any) -> dict[str, str]:
+            out = {}
+            for i in range(self.slots):
+                policy = worker.policy_map.get(slot_policy_id(i))
+                if policy is not None:
+                    out[slot_policy_id(i)] = weights_checksum(policy.get_weights())
+            return out
+
+        return algorithm.env_runner_group.foreach_env_runner(sums, local_env_runner=True)
+
+
+def _share_slots(mass: Mapping[Any, float], slots: int) -> dict[Any, int]:
+    """Split `slots` over groups in proportion to their probability mass, at least one slot each (the
+    caller checks there are enough); leftover slots go to the groups with the largest remainders."""
+    if not mass:
+        return {}
+    total = sum(mass.values())
+    exact = {g: slots * m / total for g, m in mass.items()}
+    shares = {g: max(1, int(x)) for g, x in exact.items()}
+    while sum(shares.values()) > slots:
+        biggest = max((g for g in shares if shares[g] > 1), key=lambda g: shares[g] - exact[g])
+        shares[biggest] -= 1
+    for g in sorted(exact, key=lambda g: exact[g] - shares[g], reverse=True):
+        if sum(shares.values()) >= slots:
+            break
+        shares[g] += 1
+    return shares
+
+
+Checksum = Callable[[Mapping[str, Any]], str]

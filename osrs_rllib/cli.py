@@ -273,8 +273,15 @@ def jobs(
 
     for j in rows:
         table.add_row(
-            j.name, j.state, f(j.pid, "d"), f(j.iteration, "d"), f(j.env_steps, ","), f(j.steps_per_s, ",.0f"),
-            f(j.eval_win_rate, ".1%"), f(j.best_eval_win_rate, ".1%"), f(j.train_minutes, ".1f"),
+            j.name,
+            j.state,
+            f(j.pid, "d"),
+            f(j.iteration, "d"),
+            f(j.env_steps, ","),
+            f(j.steps_per_s, ",.0f"),
+            f(j.eval_win_rate, ".1%"),
+            f(j.best_eval_win_rate, ".1%"),
+            f(j.train_minutes, ".1f"),
         )
     Console().print(table)
 

@@ -585,6 +585,9 @@ class OpponentsConfig(_Section):
     """Episode share per kind (``self_play``, ``baseline``, a ladder name, or a league kind: ``latest``,
     ``prioritized``, ``pfsp``), normalised to sum to 1; the spec's baseline alone is the simplest curriculum
     that still teaches NH basics."""
+    scripted_in_env: bool = True
+    """Run ladder rungs inside the environment (one agent per env step, the faster path) rather than as RLlib
+    policies in seat 1 (`policies/scripted.py`); both play identically."""
     league_slots: PositiveInt = 4
     """Frozen league snapshots each env runner holds at once (weights are swapped in every iteration), so
     worker memory stays bounded however large the league grows."""

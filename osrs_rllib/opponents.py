@@ -25,7 +25,7 @@ from envs.opponents import LADDER
 from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
 from osrs_rllib.config import BASELINE, SELF_PLAY
 from osrs_rllib.episode_metrics import EpisodeMetrics
-from policies.scripted import scripted_policy_id
+from policies.scripted import SCRIPTED_PREFIX, scripted_policy_id
 
 LEARNER_POLICY = "main"
 LEAGUE_KINDS = ("latest", "prioritized", "pfsp")
@@ -47,31 +47,41 @@ class OpponentDraw:
 
     @property
     def env_opponent(self) -> str:
-        """The environment's own ``opponent`` option for this draw."""
-        return BASELINE if self.policy_id is None else "agent"
+        """The environment's own ``opponent`` option: ``agent`` when a policy sits in seat 1, otherwise the
+        opponent the environment plays itself (the baseline, or a ladder rung run in-process)."""
+        if self.policy_id is not None:
+            return "agent"
+        if self.opponent.startswith(SCRIPTED_PREFIX):
+            return self.opponent[len(SCRIPTED_PREFIX) :]
+        return BASELINE
 
 
-def draw_for_kind(kind: str, learner: str = LEARNER_POLICY) -> OpponentDraw:
+def draw_for_kind(kind: str, learner: str = LEARNER_POLICY, scripted_in_env: bool = True) -> OpponentDraw:
+    """The draw of a fixed mix kind. Ladder rungs run inside the environment by default (one agent per env
+    step instead of two, the cheaper path); with `scripted_in_env` false they act as RLlib policies."""
     if kind == BASELINE:
         return OpponentDraw(kind, None, opponent=BASELINE)
     if kind == SELF_PLAY:
         return OpponentDraw(kind, learner, opponent=learner)
     if kind in LADDER:
-        return OpponentDraw(kind, scripted_policy_id(kind), opponent=scripted_policy_id(kind))
+        pid = scripted_policy_id(kind)
+        return OpponentDraw(kind, None if scripted_in_env else pid, opponent=pid)
     raise ValueError(f"unknown opponent kind {kind!r}; valid choices: {[BASELINE, SELF_PLAY, *LADDER]}")
 
 
 class OpponentMix:
     """Categorical draw over opponent kinds with fixed shares (the config's ``opponents.mix``)."""
 
-    def __init__(self, shares: Mapping[str, float], learner: str = LEARNER_POLICY) -> None:
+    def __init__(
+        self, shares: Mapping[str, float], learner: str = LEARNER_POLICY, scripted_in_env: bool = True
+    ) -> None:
         shares = {k: float(v) for k, v in shares.items() if float(v) > 0}
         if not shares:
             raise ValueError("the opponent mix needs at least one kind with a positive share")
         total = sum(shares.values())
         self.kinds = tuple(shares)
         self.probabilities = np.array([shares[k] / total for k in self.kinds])
-        self.draws = {k: draw_for_kind(k, learner) for k in self.kinds}
+        self.draws = {k: draw_for_kind(k, learner, scripted_in_env) for k in self.kinds}
 
     def sample(self, rng: np.random.Generator) -> OpponentDraw:
         return self.draws[self.kinds[int(rng.choice(len(self.kinds), p=self.probabilities))]]
@@ -95,8 +105,10 @@ class TrainingEnv(NHMultiAgentEnv):
         mix = cfg.pop("opponent_mix", {BASELINE: 1.0})
         mix_seed = cfg.pop("mix_seed", None)
         self.league_mode = bool(cfg.pop("league", False))
+        scripted_in_env = bool(cfg.pop("scripted_in_env", True))
         super().__init__(cfg)
-        self.mix = OpponentMix({k: v for k, v in mix.items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0})
+        fixed = {k: v for k, v in mix.items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0}
+        self.mix = OpponentMix(fixed, scripted_in_env=scripted_in_env)
         self.plan: Any = None
         self._league_results: list[Any] = []
         worker = getattr(config, "worker_index", 0)
@@ -113,8 +125,6 @@ class TrainingEnv(NHMultiAgentEnv):
             self.draw = draw_for_kind(SELF_PLAY if kind == "agent" else kind)
         elif self.league_mode and self.plan is not None:
             learner, entry = self.plan.draw(self._mix_rng)
-            if entry.seat_policy is None and entry.opponent != BASELINE:
-                raise ValueError(f"league opponent {entry.opponent!r} has no policy and is not the baseline")
             self.draw = OpponentDraw(entry.kind, entry.seat_policy, learner, entry.opponent, self.plan.generation)
         else:
             self.draw = self.mix.sample(self._mix_rng)

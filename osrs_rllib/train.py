@@ -80,6 +80,7 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "opponent_mix": cfg.opponents.normalized(),
         "mix_seed": cfg.seed,
         "league": cfg.league_enabled,
+        "scripted_in_env": cfg.opponents.scripted_in_env,
     }
 
 
@@ -97,13 +98,17 @@ def make_league(cfg: TrainConfig) -> Any:
     return league
 
 
-def fixed_policies() -> dict[str, str | None]:
-    """Who plays each fixed league player: the simulator itself for the baseline, RLlib policies for rungs."""
+def fixed_policies(scripted_in_env: bool = True) -> dict[str, str | None]:
+    """Who plays each fixed league player: None where the environment plays it itself (the baseline, and the
+    ladder rungs with `scripted_in_env`), else the RLlib policy of the rung."""
     from envs.opponents import LADDER
     from osrs_rllib.config import BASELINE
     from policies.scripted import scripted_policy_id
 
-    return {BASELINE: None, **{scripted_policy_id(n): scripted_policy_id(n) for n in LADDER}}
+    return {
+        BASELINE: None,
+        **{scripted_policy_id(n): None if scripted_in_env else scripted_policy_id(n) for n in LADDER},
+    }
 
 
 def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,)) -> Any:
@@ -117,9 +122,15 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
     from policies.rllib_model import model_config
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
-    mix = OpponentMix({k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS})
+    mix = OpponentMix(
+        {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS},
+        scripted_in_env=cfg.opponents.scripted_in_env,
+    )
     policies: dict[str, Any] = {learner: PolicySpec() for learner in learners}
-    for pid in sorted(mix.policy_ids() - {LEARNER_POLICY}):
+    scripted = set(mix.policy_ids())
+    if cfg.league_enabled and not cfg.opponents.scripted_in_env:
+        scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}
+    for pid in sorted(scripted - {LEARNER_POLICY}):
         if pid.startswith(SCRIPTED_PREFIX):
             policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=cfg.seed)
     if cfg.league_enabled:
@@ -314,8 +325,12 @@ class Trainer:
         latest = self.exp.latest_checkpoint() if self.resume else None
         state = read_json(latest.path / LEAGUE_FILE, None) if latest is not None else None
         if state is not None:
-            return LeagueRunner.from_state(state, store, slots, fixed_policies(), seed=self.cfg.seed)
-        return LeagueRunner(make_league(self.cfg), store, slots, fixed_policies(), seed=self.cfg.seed)
+            return LeagueRunner.from_state(
+                state, store, slots, fixed_policies(self.cfg.opponents.scripted_in_env), seed=self.cfg.seed
+            )
+        return LeagueRunner(
+            make_league(self.cfg), store, slots, fixed_policies(self.cfg.opponents.scripted_in_env), seed=self.cfg.seed
+        )
 
     def _restore(self) -> None:
         latest = self.exp.latest_checkpoint()

@@ -53,7 +53,7 @@ class NetworkConfig:
     """Widths of the actor trunk's hidden layers (applied to the, possibly encoded, stacked frames)."""
     critic_hidden: tuple[int, ...] = (256, 256)
     """Widths of the critic trunk's hidden layers (fed the full-state input of spec §15.3)."""
-    head_hidden: int = 64
+    head_hidden: int = 32
     """Width of the hidden layer of each action head; 0 makes every head a single linear layer."""
     frame_encoder: tuple[int, ...] = ()
     """Optional feature extractor applied to each stacked frame with shared weights before the trunk; empty

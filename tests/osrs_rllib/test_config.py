@@ -79,10 +79,10 @@ def test_main_preset_is_the_spec_core_preset() -> None:
     assert cfg.env.frame_stack == 1
     assert cfg.env.to_reward_weights() == CORE_REWARD_WEIGHTS  # §17.4
     assert cfg.model == NetworkConfig()
-    assert cfg.ray.address is None and cfg.runners.num_env_runners == 1
+    assert cfg.ray.address is None and cfg.runners.num_env_runners == 2
     ppo = cfg.ppo
     assert (ppo.gamma, ppo.gae_lambda, ppo.clip_param, ppo.grad_clip) == (0.99, 0.95, 0.2, 0.5)
-    assert (ppo.train_batch_size, ppo.minibatch_size, ppo.num_epochs) == (8192, 1024, 4)
+    assert (ppo.train_batch_size, ppo.minibatch_size, ppo.num_epochs) == (8192, 2048, 4)
     assert ppo.lr.initial == 3e-4 and ppo.lr.values[-1] < 3e-4  # annealed
     assert ppo.entropy_coeff.initial == 0.01 and ppo.entropy_coeff.values[-1] < 0.01
     assert cfg.stop.minutes == 60.0

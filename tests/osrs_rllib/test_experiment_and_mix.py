@@ -82,7 +82,9 @@ def test_mix_draw_frequencies_match_the_shares() -> None:
     freq = {k: draws.count(k) / len(draws) for k in set(draws)}
     assert set(freq) == {"baseline", "self_play", "tribrid"}
     assert abs(freq["baseline"] - 0.6) < 0.015 and abs(freq["tribrid"] - 0.2) < 0.015
-    assert mix.policy_ids() == {LEARNER_POLICY, "scripted_tribrid"}
+    assert mix.policy_ids() == {LEARNER_POLICY}  # ladder rungs run inside the env by default
+    as_policies = OpponentMix({"self_play": 0.5, "tribrid": 0.5}, scripted_in_env=False)
+    assert as_policies.policy_ids() == {LEARNER_POLICY, "scripted_tribrid"}
     assert draw_for_kind("baseline").policy_id is None
     with pytest.raises(ValueError, match="unknown opponent kind 'boss'"):
         draw_for_kind("boss")
@@ -90,7 +92,12 @@ def test_mix_draw_frequencies_match_the_shares() -> None:
 
 def test_training_env_seats_follow_the_draw() -> None:
     env = TrainingEnv(
-        {"opponent_mix": {"baseline": 0.5, "tribrid": 0.5}, "mix_seed": 3, "params": {"max_episode_ticks": 50}}
+        {
+            "opponent_mix": {"baseline": 0.5, "tribrid": 0.5},
+            "mix_seed": 3,
+            "params": {"max_episode_ticks": 50},
+            "scripted_in_env": False,
+        }
     )
     seen = set()
     for seed in range(12):

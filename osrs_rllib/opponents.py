@@ -117,6 +117,7 @@ class TrainingEnv(NHMultiAgentEnv):
         self._mix_rng = np.random.default_rng(seed_seq if mix_seed is not None else None)
         self.draw: OpponentDraw = self.mix.draws[self.mix.kinds[0]]
         self.metrics = EpisodeMetrics()
+        self.engine.record_reward_components = True  # per-component reward sums for TensorBoard
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         opts = dict(options or {})

@@ -32,6 +32,9 @@ class EngineStep:
     outcomes: tuple[Outcome | None, Outcome | None]
     terminated: bool
     truncated: bool
+    reward_components: list[dict[str, float] | None] | None = None
+    """Per player, this tick's reward split into `rewards.REWARD_COMPONENTS` (only when the engine records
+    them, see `NHEngine.record_reward_components`)."""
 
 
 class NHEngine:
@@ -50,6 +53,8 @@ class NHEngine:
         self.reward_weights = reward_weights or RewardWeights()
         self.progress = 0.0
         """Training progress (completed rollouts) for the reward schedules of spec §17.4."""
+        self.record_reward_components = False
+        """Also split each reward into its components (for metrics; costs a few µs per tick)."""
         self.obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((2, NUM_MASK), dtype=bool)
         self._static = np.zeros((2, OBS_SIZE), dtype=np.float32)
@@ -105,15 +110,19 @@ class NHEngine:
         self._observe()
         rewards: list[float] = [0.0, 0.0]
         signals: list[dict[str, Any] | None] = [None, None]
+        parts: list[dict[str, float] | None] | None = [None, None] if self.record_reward_components else None
         for i, p in enumerate(self.sim.players):
             if p.is_baseline:
                 continue
             s = signals_for(self.sim, p)
             outcome = res.outcomes[i]
-            rewards[i] = compute_reward(self.reward_weights, s, self._prev_signals[i], outcome, self.progress)
+            own = {} if parts is not None else None
+            rewards[i] = compute_reward(self.reward_weights, s, self._prev_signals[i], outcome, self.progress, own)
+            if parts is not None:
+                parts[i] = own
             signals[i] = s
             self._prev_signals[i] = s
-        return EngineStep(rewards, signals, res.outcomes, res.terminated, res.truncated)
+        return EngineStep(rewards, signals, res.outcomes, res.terminated, res.truncated, parts)
 
     def info(self, i: int, step: EngineStep | None = None) -> dict[str, Any]:
         """A small, JSON-friendly info dict for player i."""

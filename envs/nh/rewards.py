@@ -57,8 +57,13 @@ def remaining_brew_scale(p: PlayerState) -> float:
 _SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
 _BREW = int(PotionType.BREW)
 _HP, _ATT, _STR, _DEF, _RNG, _MAG, _PRAY = (
-    int(Skill.HITPOINTS), int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE),
-    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
+    int(Skill.HITPOINTS),
+    int(Skill.ATTACK),
+    int(Skill.STRENGTH),
+    int(Skill.DEFENCE),
+    int(Skill.RANGED),
+    int(Skill.MAGIC),
+    int(Skill.PRAYER),
 )
 _T_FREEZE = int(TimerId.FREEZE)
 _WEAPON = int(Slot.WEAPON)
@@ -252,75 +257,113 @@ def compute_reward(
     prev: Mapping[str, Any] | None,
     outcome: Outcome | None,
     progress: float = 0.0,
+    parts: dict[str, float] | None = None,
 ) -> float:
-    """Spec §17.2, steps 1–18, from this step's signals `s` and the previous step's `prev`."""
+    """Spec §17.2, steps 1–18, from this step's signals `s` and the previous step's `prev`.
+
+    With `parts`, each weighted term is also added to ``parts[<component>]`` (see `REWARD_COMPONENTS`), for
+    TensorBoard; the reward itself is summed in the same order either way, so it is bit-identical.
+    """
+    t = _term if parts is not None else _untracked
     v = _resolved(w, progress)
     wd, wr = v.damage_dealt_reward_scale, v.damage_received_reward_scale
     if w.reward_on_damage_generated:
         dealt, received = s["damageGeneratedOnTargetScale"], s["damageGeneratedOnPlayerScale"]
     else:
         dealt, received = s["damageDealt"], s["damageReceived"]
-    r = v.default_reward
-    r += wd * dealt + wr * received
-    r += wd * s["extraDamageDealtOnTargetScale"] + wr * s["extraDamageDealtOnPlayerScale"]
+    r = t(parts, "default", v.default_reward)
+    r += t(parts, "damage", wd * dealt + wr * received)
+    r += t(parts, "damage", wd * s["extraDamageDealtOnTargetScale"] + wr * s["extraDamageDealtOnPlayerScale"])
     if s["hitWithSmite"]:
-        r += v.smite_dealt_multiplier * wd * dealt
+        r += t(parts, "smite", v.smite_dealt_multiplier * wd * dealt)
     if s["targetAttackedWithSmite"]:
-        r += v.smite_received_multiplier * wr * received
+        r += t(parts, "smite", v.smite_received_multiplier * wr * received)
     if w.reward_heals:
-        r -= wr * s["playerHealedScale"]
+        r -= t(parts, "heals", wr * s["playerHealedScale"], -1.0)
     if w.penalize_target_heals:
-        r -= wd * s["targetHealedScale"]
+        r -= t(parts, "heals", wd * s["targetHealedScale"], -1.0)
     if "eatAtFoodScale" in s:
-        r -= v.safe_penalty
+        r -= t(parts, "safe", v.safe_penalty, -1.0)
     if s["currentPrayerPercent"] == 0:
-        r += v.no_prayer_tick_reward
+        r += t(parts, "no_prayer", v.no_prayer_tick_reward)
     if "protectedPrayer" in s:
         weight = v.protected_correct if s["protectedPrayer"] else v.protected_wrong
-        r += weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER
+        r += t(parts, "prayer", weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER)
     if "hitOffPrayer" in s:
         weight = v.attacked_correct if s["hitOffPrayer"] else v.attacked_wrong
-        r += weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER
+        r += t(parts, "off_prayer_hits", weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER)
     if prev is not None:
         if "attackTypeHit" in s:
             off = s["attackTypeHit"] != prev["currentTargetPrayerType"]
             weight = v.attacked_prev_correct if off else v.attacked_prev_wrong
-            r += weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER
+            r += t(parts, "off_prayer_hits", weight * s["playerHitAttackSpeed"] / SPEED_NORMALISER)
         if "attackTypeReceived" in s and "playerPrayerType" in s:
             correct = s["playerPrayerType"] == prev["targetAttackStyleType"]
             weight = v.protected_prev_correct if correct else v.protected_prev_wrong
-            r += weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER
+            r += t(parts, "prayer", weight * s["targetHitAttackSpeed"] / SPEED_NORMALISER)
         inc_p = s["playerFrozenTicks"] - prev["playerFrozenTicks"]
         if inc_p > 0:
-            r += inc_p * v.player_frozen_tick_reward
+            r += t(parts, "freeze", inc_p * v.player_frozen_tick_reward)
         inc_t = s["targetFrozenTicks"] - prev["targetFrozenTicks"]
         if inc_t > 0:
-            r += inc_t * v.target_frozen_tick_reward
-    r += (s["attackLevelScale"] - 1) * v.attack_level_scale_reward
-    r += (s["strengthLevelScale"] - 1) * v.strength_level_scale_reward
-    r += (s["defenceLevelScale"] - 1) * v.defence_level_scale_reward
-    r += (s["rangedLevelScale"] - 1) * v.ranged_level_scale_reward
-    r += (s["magicLevelScale"] - 1) * v.magic_level_scale_reward
+            r += t(parts, "freeze", inc_t * v.target_frozen_tick_reward)
+    r += t(parts, "levels", (s["attackLevelScale"] - 1) * v.attack_level_scale_reward)
+    r += t(parts, "levels", (s["strengthLevelScale"] - 1) * v.strength_level_scale_reward)
+    r += t(parts, "levels", (s["defenceLevelScale"] - 1) * v.defence_level_scale_reward)
+    r += t(parts, "levels", (s["rangedLevelScale"] - 1) * v.ranged_level_scale_reward)
+    r += t(parts, "levels", (s["magicLevelScale"] - 1) * v.magic_level_scale_reward)
     hit_style = s.get("attackTypeHit")
     if hit_style is not None and s[_BOOST_SIGNAL[hit_style]] > 1:
-        r += (s[_BOOST_SIGNAL[hit_style]] - 1) * v.reward_on_hit_with_boost_scale
+        r += t(parts, "boosted_hits", (s[_BOOST_SIGNAL[hit_style]] - 1) * v.reward_on_hit_with_boost_scale)
     if w.penalize_wasted_food:
         food, brew = s.get("wastedFoodScale", 0.0), s.get("wastedBrewScale", 0.0)
         m = v.player_wasted_food_multiplier
-        r += wr * food * m + wr * brew * m
+        r += t(parts, "wasted_food", wr * food * m + wr * brew * m)
     if outcome is Outcome.WON:
-        r += v.win_reward
+        r += t(parts, "outcome", v.win_reward)
         if w.reward_target_food_on_death:
             m = _died_with_food(w, s["targetRemainingFoodScale"] + s["targetRemainingBrewScale"])
-            r += wd * s["targetRemainingFoodScale"] * m + wd * s["targetRemainingBrewScale"] * m
+            r += t(
+                parts, "food_on_death", wd * s["targetRemainingFoodScale"] * m + wd * s["targetRemainingBrewScale"] * m
+            )
     elif outcome is Outcome.LOST:
-        r += v.lose_reward
+        r += t(parts, "outcome", v.lose_reward)
         if w.penalize_food_on_death:
             m = _died_with_food(w, s["remainingFoodScale"] + s["remainingBrewScale"])
-            r += wr * s["remainingFoodScale"] * m + wr * s["remainingBrewScale"] * m
+            r += t(parts, "food_on_death", wr * s["remainingFoodScale"] * m + wr * s["remainingBrewScale"] * m)
     elif outcome is Outcome.TIED:
-        r += v.tie_reward
+        r += t(parts, "outcome", v.tie_reward)
     return r
+
+
+REWARD_COMPONENTS: tuple[str, ...] = (
+    "default",
+    "damage",
+    "smite",
+    "heals",
+    "safe",
+    "no_prayer",
+    "prayer",
+    "off_prayer_hits",
+    "freeze",
+    "levels",
+    "boosted_hits",
+    "wasted_food",
+    "outcome",
+    "food_on_death",
+)
+"""Groups of §17.2 terms reported separately (TensorBoard ``fight/reward_<component>``)."""
+
+
+def _term(parts: dict[str, float] | None, key: str, value: float, sign: float = 1.0) -> float:
+    """Record `value` (as it enters the reward: times `sign`) under `key`, and return it unchanged."""
+    assert parts is not None
+    parts[key] = parts.get(key, 0.0) + sign * value
+    return value
+
+
+def _untracked(parts: dict[str, float] | None, key: str, value: float, sign: float = 1.0) -> float:
+    return value
 
 
 _BOOST_SIGNAL = {"MELEE": "strengthLevelScale", "RANGED": "rangedLevelScale", "MAGIC": "magicLevelScale"}

@@ -154,3 +154,26 @@ def test_cluster_yml_is_a_valid_autoscaler_config() -> None:
     config = yaml.safe_load((Path(__file__).resolve().parents[2] / "cluster.yml").read_text())
     validate_config(fillout_defaults(config))
     assert config["head_start_ray_commands"] and "osrs-rllib" in " ".join(config["setup_commands"])
+
+
+def test_reward_components_add_up_to_the_reward() -> None:
+    from osrs_rllib.config import load_config
+    from osrs_rllib.train import env_config
+
+    cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "nh.yml")
+    env = TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": {"baseline": 1.0}})
+    rng = np.random.default_rng(4)
+    for seed in (2, 3):
+        obs, _ = env.reset(seed=seed)
+        total = 0.0
+        while True:
+            mask = obs["player_0"]["action_mask"] > 0.5
+            action = apply_dependencies_and_force(mask, lambda h, legal: int(rng.choice(np.flatnonzero(legal))))
+            obs, rewards, term, trunc, infos = env.step({"player_0": action})
+            total += rewards["player_0"]
+            if term["__all__"] or trunc["__all__"]:
+                break
+        metrics = infos["player_0"]["episode_metrics"]
+        parts = {k: v for k, v in metrics.items() if k.startswith("reward_")}
+        assert {"reward_damage", "reward_outcome", "reward_prayer"} <= set(parts)
+        assert sum(parts.values()) == pytest.approx(total, abs=1e-9)

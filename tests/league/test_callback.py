@@ -110,3 +110,48 @@ def test_training_with_the_league_resumes_with_it(tmp_path: Path) -> None:
     resumed = json.loads((tmp_path / "smoke" / "checkpoints" / "iter-000003" / "league.json").read_text())
     assert sorted(s["player_id"] for s in resumed["league"]["snapshots"]) == ["main@v1", "main@v2", "main@v3"]
     assert resumed["generation"] > state["generation"]
+
+
+def test_exploiters_snapshot_reset_and_resume(tmp_path: Path) -> None:
+    """Exploiters train beside main, enter the league as snapshots, get reset, and survive a resume."""
+    base = [
+        sys.executable,
+        "-m",
+        "osrs_rllib.cli",
+        "train",
+        "configs/smoke.yml",
+        "--set",
+        f"experiments_dir={tmp_path}",
+        "--set",
+        "opponents.mix={baseline: 0.4, prioritized: 0.3, pfsp: 0.3}",
+        "--set",
+        "opponents.league_slots=4",
+        "--set",
+        "league.snapshot_interval=1",
+        "--set",
+        "league.main_exploiters=1",
+        "--set",
+        "league.league_exploiters=1",
+        "--set",
+        "league.exploiter_step_budget=200",
+        "--set",
+        "league.league_exploiter_reset_probability=1.0",
+    ]
+    first = subprocess.run([*base, "--set", "stop.iterations=3"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    state = json.loads((tmp_path / "smoke" / "checkpoints" / "iter-000003" / "league.json").read_text())
+    sources = {s["source"] for s in state["league"]["snapshots"]}
+    assert {"main", "main_exploiter_0", "league_exploiter_0"} <= sources, sources
+    assert "reset main_exploiter_0 to main" in first.stdout + first.stderr
+    from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
+
+    mux = EventMultiplexer({"run": str(tmp_path / "smoke" / "tensorboard")}, size_guidance={"scalars": 0})
+    mux.Reload()
+    tags = set(mux.Runs()["run"]["scalars"])
+    assert {"league/size", "league/events/snapshots", "league/events/resets"} <= tags
+    second = subprocess.run(
+        [*base, "--resume", "--set", "stop.iterations=4"], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    resumed = json.loads((tmp_path / "smoke" / "checkpoints" / "iter-000004" / "league.json").read_text())
+    assert len(resumed["league"]["snapshots"]) > len(state["league"]["snapshots"])

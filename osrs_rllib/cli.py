@@ -334,5 +334,63 @@ def tensorboard(
     raise typer.Exit(subprocess.call(args))
 
 
+@app.command()
+def rate(
+    players: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="EXPERIMENT|MODEL_FILE|NAME...",
+            help="Experiment directories (every kept checkpoint), model files, ladder names or 'baseline'.",
+        ),
+    ],
+    fights: Annotated[int, typer.Option(min=1, help="Fights per pair (seats alternate).")] = 100,
+    seed: Annotated[int, typer.Option(min=0, help="Fight k of every pair uses seed + k.")] = 0,
+    ladder: Annotated[bool, typer.Option(help="Add the ladder and the baseline to the tournament.")] = True,
+    out: Annotated[Path | None, typer.Option(help="Where to write ratings.json and ratings.csv.")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Fight option key=value (spec §13.1); repeatable.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved."""
+    from envs.nh.params import FightParams, ParamError
+    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament
+    from policies.model_file import ModelFileError
+
+    try:
+        options = parse_set_options(set_ or [])
+        params = FightParams.from_options(options)
+        roster = resolve_players(players, with_ladder=ladder)
+    except (ValueError, ParamError, ModelFileError) as exc:
+        raise _fail(str(exc)) from None
+    if len(roster) < 2:
+        raise _fail("a tournament needs at least two players")
+    rows, games = tournament(
+        roster, fights, params, seed, progress=None if as_json else lambda a, b: typer.echo(f"{a} vs {b}", err=True)
+    )
+    target = out or (Path(players[0]) if Path(players[0]).is_dir() else Path("."))
+    written = save_table(rows, games, target)
+    if as_json:
+        typer.echo(table_json(rows))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("rank", "player", "elo", "mu", "sigma", "mu - 3 sigma", "95 % interval of mu", "games")
+    for i, r in enumerate(rows, 1):
+        table.add_row(
+            str(i),
+            r.name,
+            f"{r.elo:.0f}",
+            f"{r.mu:.2f}",
+            f"{r.sigma:.2f}",
+            f"{r.conservative:.2f}",
+            f"[{r.ci95_low:.2f}, {r.ci95_high:.2f}]",
+            str(r.games),
+        )
+    Console().print(table)
+    typer.echo(f"saved {', '.join(str(p) for p in written)}")
+
+
 if __name__ == "__main__":
     app(prog_name="osrs-rllib")

@@ -1,0 +1,230 @@
+"""`osrs-rllib rate`: a round-robin tournament between model files, the ladder and the baseline, rated with
+Elo and openskill (`league.ratings`).
+
+Players are model files (``*.nhmodel``; an experiment directory contributes the model of every kept
+checkpoint), ladder rungs and the in-simulator ``baseline``. Every pair plays `fights` fights, seats
+alternating (the baseline always sits in seat 1: the simulator's bot can sit nowhere else), with seeds
+``seed + k`` so that every pair meets the same builds and spawns. Fights of a pair run `parallel` at a time
+in lockstep and each model acts for all of its seats in one forward pass, outside RLlib's sampling loop.
+
+Games are rated in a fixed interleaved order (round by round over the pairs), so Elo, which depends on
+order, does not favour the pair that happened to be played last.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.nh.contract import OBS_SIZE, FrameStack
+from envs.nh.engine import NHEngine
+from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
+from envs.nh.sim import Outcome
+from envs.opponents import LADDER, make_opponent
+from league.players import GameResult
+from league.players import Outcome as LeagueOutcome
+from league.ratings import RatingRow, ratings_table
+from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
+
+DEFAULT_PARALLEL = 32
+_TO_LEAGUE = {Outcome.WON: LeagueOutcome.WIN, Outcome.LOST: LeagueOutcome.LOSS, Outcome.TIED: LeagueOutcome.DRAW}
+
+
+class Player:
+    """A tournament player: acts for a batch of seats at once."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.frame_stack: Any = 1
+
+    def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ModelPlayer(Player):
+    def __init__(self, path: str, label: str | None = None) -> None:
+        from policies.model_file import load_model_file
+
+        super().__init__(label or path)
+        self.model = load_model_file(path)
+        self.frame_stack = self.model.frame_stack
+
+    def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        return np.asarray(self.model.act(obs, masks.astype(np.float32), deterministic=True))
+
+
+class LadderPlayer(Player):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._bots: dict[int, Any] = {}
+
+    def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        out = np.zeros((len(obs), 12), dtype=np.int64)
+        for i, seed in enumerate(seeds):
+            bot = self._bots.get(seed)
+            if bot is None:
+                bot = self._bots[seed] = make_opponent(self.name, seed)
+            out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
+        return out
+
+
+def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Player]:
+    """Model files, experiment directories (every kept checkpoint's model), ladder names and ``baseline``."""
+    players: list[Player] = []
+    for spec in specs:
+        path = Path(spec)
+        if spec == BASELINE or spec in LADDER:
+            players.append(Player(BASELINE) if spec == BASELINE else LadderPlayer(spec))
+        elif path.is_dir():
+            from osrs_rllib.experiment import MODEL_NAME, Experiment
+
+            exp = Experiment(path.parent, path.name)
+            kept = exp.checkpoints()
+            if not kept:
+                raise ValueError(f"{path} has no kept checkpoints with a model (is it an experiment directory?)")
+            players += [ModelPlayer(str(c.path / MODEL_NAME), f"{path.name}@{c.path.name}") for c in kept]
+        elif is_model_path(spec):
+            players.append(ModelPlayer(spec, path.stem if path.exists() else spec))
+        else:
+            raise ValueError(
+                f"unknown player {spec!r}: expected a model file (*{MODEL_SUFFIX}), an experiment directory, "
+                f"'baseline' or a ladder name ({', '.join(LADDER)})"
+            )
+    if with_ladder:
+        names = {p.name for p in players}
+        players += [LadderPlayer(n) for n in LADDER if n not in names]
+        if BASELINE not in names:
+            players.append(Player(BASELINE))
+    labels = [p.name for p in players]
+    duplicates = {n for n in labels if labels.count(n) > 1}
+    if duplicates:
+        raise ValueError(f"players named twice: {sorted(duplicates)}")
+    return players
+
+
+@dataclass
+class _Slot:
+    engine: NHEngine
+    stacks: tuple[FrameStack, FrameStack]
+    fight_seed: int = 0
+    active: bool = False
+
+
+def play_pair(a: Player, b: Player, fights: int, params: FightParams, seed: int, parallel: int) -> list[GameResult]:
+    """`fights` fights between a and b (seats alternate; the baseline always sits in seat 1)."""
+    if a.name == BASELINE and b.name == BASELINE:
+        raise ValueError("two baselines cannot fight: the simulator's bot plays only seat 1")
+    results: list[GameResult] = []
+    jobs = []
+    for k in range(fights):
+        first, second = (a, b) if k % 2 == 0 else (b, a)
+        if first.name == BASELINE:
+            first, second = second, first
+        jobs.append((k, first, second))
+    by_seating: dict[tuple[str, str], list[int]] = {}
+    for k, first, second in jobs:
+        by_seating.setdefault((first.name, second.name), []).append(k)
+    players = {a.name: a, b.name: b}
+    for (n0, n1), ks in by_seating.items():
+        results += _play_seated(players[n0], players[n1], ks, params, seed, parallel)
+    return results
+
+
+def _play_seated(
+    p0: Player, p1: Player, ks: list[int], params: FightParams, seed: int, parallel: int
+) -> list[GameResult]:
+    in_sim = p1.name == BASELINE
+    fp = FightParams.from_options(
+        {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}, params
+    )
+    n = max(1, min(parallel, len(ks)))
+    slots = [
+        _Slot(NHEngine(fp), (FrameStack(p0.frame_stack, OBS_SIZE), FrameStack(p1.frame_stack, OBS_SIZE)))
+        for _ in range(n)
+    ]
+    queue = list(ks)
+    results: list[GameResult] = []
+
+    def start(slot: _Slot) -> None:
+        k = queue.pop(0)
+        slot.fight_seed = seed + k
+        slot.engine.reset(seed=slot.fight_seed)
+        for stack in slot.stacks:
+            stack.reset()
+        slot.active = True
+
+    for slot in slots:
+        if queue:
+            start(slot)
+    while any(s.active for s in slots):
+        live = [s for s in slots if s.active]
+        actions: list[list[Any]] = [[None, None] for _ in live]
+        seats = ((0, p0),) if in_sim else ((0, p0), (1, p1))
+        for seat, player in seats:
+            obs = np.stack([s.stacks[seat].push(s.engine.obs[seat]) for s in live])
+            masks = np.stack([s.engine.masks[seat] for s in live])
+            chosen = player.act(obs, masks, [int(s.fight_seed * 2 + seat) for s in live])
+            for j in range(len(live)):
+                actions[j][seat] = chosen[j]
+        for slot, act in zip(live, actions, strict=True):
+            step = slot.engine.step(act)
+            if step.terminated or step.truncated:
+                outcome = step.outcomes[0] or Outcome.TIED
+                results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[outcome]))
+                slot.active = False
+                if queue:
+                    start(slot)
+    return results
+
+
+def tournament(
+    players: Sequence[Player],
+    fights: int,
+    params: FightParams | None = None,
+    seed: int = 0,
+    parallel: int = DEFAULT_PARALLEL,
+    progress: Callable[[str, str], None] | None = None,
+) -> tuple[list[RatingRow], list[GameResult]]:
+    """Round robin: every pair plays `fights` fights; returns the ratings table and every game."""
+    params = params or FightParams()
+    per_pair: list[list[GameResult]] = []
+    for a, b in itertools.combinations(players, 2):
+        if a.name == BASELINE and b.name == BASELINE:
+            continue
+        if progress is not None:
+            progress(a.name, b.name)
+        per_pair.append(play_pair(a, b, fights, params, seed, parallel))
+    interleaved = [g for round_ in itertools.zip_longest(*per_pair) for g in round_ if g is not None]
+    return ratings_table(interleaved), interleaved
+
+
+def save_table(rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: Path) -> list[Path]:
+    """Write ``ratings.json`` (table + every game) and ``ratings.csv``; returns the paths."""
+    from osrs_rllib.experiment import write_json_atomic, write_text_atomic
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = out_dir / "ratings.json", out_dir / "ratings.csv"
+    write_json_atomic(
+        json_path,
+        {"ratings": [r.to_dict() for r in rows], "games": [[g.player_a, g.player_b, g.outcome.value] for g in games]},
+    )
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0].to_dict()) if rows else ["name"])
+    writer.writeheader()
+    for r in rows:
+        writer.writerow(r.to_dict())
+    write_text_atomic(csv_path, buf.getvalue())
+    return [json_path, csv_path]
+
+
+def table_json(rows: Sequence[RatingRow]) -> str:
+    return json.dumps([r.to_dict() for r in rows])

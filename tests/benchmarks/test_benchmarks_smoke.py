@@ -89,3 +89,10 @@ def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
     final = report["final"]
     assert final["fights"] == 4 and final["wins"] + final["losses"] + final["ties"] == 4
     assert final["model_iteration"] >= 1
+
+
+def test_league_memory_small() -> None:
+    proc = _run("league_memory.py", "--snapshots", "6", "--iterations", "1", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["after_5_mb"] > 0 and report["rows"][-1]["snapshots"] == 6

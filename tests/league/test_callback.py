@@ -133,7 +133,7 @@ def test_exploiters_snapshot_reset_and_resume(tmp_path: Path) -> None:
         "--set",
         "league.league_exploiters=1",
         "--set",
-        "league.exploiter_step_budget=200",
+        "league.exploiter_step_budget=50",
         "--set",
         "league.league_exploiter_reset_probability=1.0",
     ]

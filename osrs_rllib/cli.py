@@ -352,15 +352,19 @@ def rate(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
-    """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved."""
+    """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved.
+
+    Fights use the first model's training fight parameters (its builds, gear randomisation and masks), so
+    models are rated in the conditions they learned; --set overrides them.
+    """
     from envs.nh.params import FightParams, ParamError
-    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament
+    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, training_params
     from policies.model_file import ModelFileError
 
     try:
-        options = parse_set_options(set_ or [])
-        params = FightParams.from_options(options)
         roster = resolve_players(players, with_ladder=ladder)
+        options = parse_set_options(set_ or [])
+        params = FightParams.from_options({**training_params(roster), **options})
     except (ValueError, ParamError, ModelFileError) as exc:
         raise _fail(str(exc)) from None
     if len(roster) < 2:

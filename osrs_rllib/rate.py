@@ -75,6 +75,18 @@ class LadderPlayer(Player):
         return out
 
 
+def training_params(players: Sequence[Player]) -> dict[str, Any]:
+    """The fight parameters the first model player was trained with (from its model file's metadata), minus
+    the keys a tournament sets itself; empty when no player is a model."""
+    for p in players:
+        if isinstance(p, ModelPlayer):
+            params = dict(((p.model.metadata.get("config") or {}).get("env") or {}).get("params") or {})
+            for key in ("opponent", "include_opponent_observation", "first_player_baseline"):
+                params.pop(key, None)
+            return params
+    return {}
+
+
 def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Player]:
     """Model files, experiment directories (every kept checkpoint's model), ladder names and ``baseline``."""
     players: list[Player] = []

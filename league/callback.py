@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -338,6 +338,3 @@ def _share_slots(mass: Mapping[Any, float], slots: int) -> dict[Any, int]:
             break
         shares[g] += 1
     return shares
-
-
-Checksum = Callable[[Mapping[str, Any]], str]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.contract import OBS_SIZE, FrameStack
+from envs.nh.contract import NUM_HEADS, OBS_SIZE, FrameStack
 from envs.nh.engine import NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
@@ -66,7 +66,7 @@ class LadderPlayer(Player):
         self._bots: dict[int, Any] = {}
 
     def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        out = np.zeros((len(obs), 12), dtype=np.int64)
+        out = np.zeros((len(obs), NUM_HEADS), dtype=np.int64)
         for i, seed in enumerate(seeds):
             bot = self._bots.get(seed)
             if bot is None:

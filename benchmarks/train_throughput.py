@@ -17,7 +17,10 @@ Reported per iteration (medians over the timed iterations):
 * **env steps/s**: sampled env steps / wall time of ``algo.train()``;
 * **sample / learn / sync**: RLlib's own timers of the PPO step (sampling, SGD epochs, weight sync);
 * inside sampling, per env step on the env runners: **env** (the simulator + observations, both seats),
-  **inference** (the policy forward passes) and **processing** (RLlib's observation and action handling).
+  **inference** (the policy forward passes) and **processing** (the sampler's own bookkeeping: collecting
+  trajectories, advantages; for ``runners.sampler=rllib`` RLlib's connectors and collectors).
+
+Compare the samplers with ``--set runners.sampler=rllib``.
 
 Results to expect: see the closing notes of the training issue for this machine's figures. Nothing is
 asserted: this script prints figures.
@@ -35,6 +38,14 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def per_env_step(cfg: Any, perf: dict[str, float]) -> dict[str, float]:
+    """Sampler timings in ms per env step. The lockstep sampler reports them so; RLlib's `EnvRunnerV2`
+    reports ms per vector step (one step of all of a runner's envs), so those are divided by the env count."""
+    if cfg.runners.sampler == "lockstep":
+        return dict(perf)
+    return {k: v / cfg.runners.num_envs_per_env_runner for k, v in perf.items()}
 
 
 def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
@@ -57,7 +68,7 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
                 seconds = time.perf_counter() - t0
                 steps = env_steps_of(result) - before
                 timers = result.get("timers", {})
-                perf = (result.get("env_runners") or {}).get("sampler_perf", {})
+                perf = per_env_step(cfg, (result.get("env_runners") or {}).get("sampler_perf", {}))
                 rows.append(
                     {
                         "seconds": seconds,
@@ -89,6 +100,7 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
         "train_batch_size": cfg.ppo.train_batch_size,
         "env_runners": cfg.runners.num_env_runners,
         "envs_per_runner": cfg.runners.num_envs_per_env_runner,
+        "sampler": cfg.runners.sampler,
         "iterations": rows,
         "median": {k: median(k) for k in rows[0] if k != "env_steps_total"},
     }
@@ -109,7 +121,7 @@ def main() -> None:
     print(f"config: {report['config']} {' '.join(report['overrides'])}")
     print(
         f"train batch {report['train_batch_size']}, {report['env_runners']} env runner(s) × "
-        f"{report['envs_per_runner']} envs, {report['machine']['cpus']} CPUs"
+        f"{report['envs_per_runner']} envs ({report['sampler']} sampler), {report['machine']['cpus']} CPUs"
     )
     print(f"{'iter':>4} {'seconds':>8} {'steps':>7} {'steps/s':>8} {'sample ms':>10} {'learn ms':>9}")
     for i, r in enumerate(report["iterations"], 1):
@@ -129,7 +141,7 @@ def main() -> None:
     )
     print(
         f"per env step on the runners: env {f('env_ms_per_step', '.3f')} ms, inference "
-        f"{f('inference_ms_per_step', '.3f')} ms, RLlib processing {f('processing_ms_per_step', '.3f')} ms"
+        f"{f('inference_ms_per_step', '.3f')} ms, sampler processing {f('processing_ms_per_step', '.3f')} ms"
     )
 
 

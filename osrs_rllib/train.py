@@ -118,6 +118,7 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
     from ray.rllib.policy.policy import PolicySpec
 
     from osrs_rllib.callbacks import TrainingCallbacks
+    from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
     from osrs_rllib.opponents import policy_mapping_fn
     from policies.rllib_model import model_config
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
@@ -154,6 +155,7 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
             rollout_fragment_length=ppo.rollout_fragment_length,
             sample_timeout_s=runners.sample_timeout_s,
             batch_mode="truncate_episodes",
+            env_runner_cls=LockstepRolloutWorker if runners.sampler == "lockstep" else None,
         )
         .training(
             gamma=ppo.gamma,

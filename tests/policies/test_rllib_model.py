@@ -25,7 +25,7 @@ from policies.rllib_model import (
     register,
 )
 from policies.scripted import ScriptedRLlibPolicy, scripted_policy_id, scripted_policy_spec
-from tests.policies.dependent_heads_env import EPISODE_TICKS, DependentHeadsEnv
+from tests.policies.dependent_heads_env import EPISODE_TICKS, PPO_TRAINING, DependentHeadsEnv
 from tests.policies.test_network import violations
 
 pytestmark = pytest.mark.usefixtures("ray_session")
@@ -56,20 +56,7 @@ def registered() -> None:
 def test_ppo_learns_dependent_heads() -> None:
     """Issue bar: PPO through RLlib reaches near-maximal return where reward needs the right sub-action."""
     config = (
-        old_stack(
-            "nh_dependent_heads",
-            train_batch_size=512,
-            minibatch_size=128,
-            num_epochs=8,
-            lr=5e-3,
-            gamma=0.5,
-            lambda_=0.9,
-            entropy_coeff=0.0,
-            kl_coeff=0.0,
-            clip_param=0.2,
-            vf_loss_coeff=0.5,
-            grad_clip=1.0,
-        )
+        old_stack("nh_dependent_heads", **PPO_TRAINING)
         .env_runners(num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length="auto")
         .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, *a, **k: "main")
         .callbacks(NormalizerCallbacks)

@@ -1,0 +1,261 @@
+"""The lockstep sampler on real Ray and RLlib: what it collects, its advantages and bootstraps, its metrics,
+and that PPO learns through it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.models.preprocessors import get_preprocessor
+from ray.rllib.policy.sample_batch import SampleBatch
+from ray.tune.registry import register_env
+
+from osrs_rllib.config import load_config
+from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, _Flattener
+from osrs_rllib.train import build_ppo_config, register_everything
+from policies.network_config import NetworkConfig
+from policies.rllib_model import NormalizerCallbacks, model_config, register
+from tests.policies.dependent_heads_env import EPISODE_TICKS, PPO_TRAINING, DependentHeadsEnv
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+REPO = Path(__file__).resolve().parents[2]
+SB = SampleBatch
+GAMMA = 0.99
+LAMBDA = 0.95
+
+
+def build(*overrides: str) -> Any:
+    register_everything()
+    cfg = load_config(REPO / "configs" / "smoke.yml", list(overrides))
+    return build_ppo_config(cfg).build_algo()
+
+
+@pytest.fixture(scope="module")
+def self_play() -> Iterator[Any]:
+    """The smoke config sampling in the driver, self-play only, short fights so that both ends of a
+    trajectory (termination, truncation, the fragment's end) occur in one sample."""
+    algo = build(
+        "opponents.mix.baseline=0",
+        "opponents.mix.prayer_switcher=0",
+        "opponents.mix.tribrid=0",
+        "opponents.mix.self_play=1",
+        "env.params.max_episode_ticks=40",
+        "env.params.death_match=false",
+        f"ppo.gamma={GAMMA}",
+        f"ppo.gae_lambda={LAMBDA}",
+        "runners.num_envs_per_env_runner=4",
+        "ppo.train_batch_size=256",
+    )
+    yield algo
+    algo.stop()
+
+
+def _trajectories(batch: SampleBatch) -> list[SampleBatch]:
+    """The batch's trajectories: contiguous runs of one (episode, agent), each in time order."""
+    keys = list(zip(batch[SB.EPS_ID].tolist(), batch[SB.AGENT_INDEX].tolist(), strict=True))
+    starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]]
+    assert len(starts) == len(set(keys)), "a trajectory's rows must be contiguous"
+    return [batch.slice(a, b) for a, b in zip(starts, [*starts[1:], len(keys)], strict=True)]
+
+
+def test_worker_is_the_lockstep_one_and_counts_steps_like_rllib(self_play: Any) -> None:
+    worker = self_play.env_runner
+    assert isinstance(worker, LockstepRolloutWorker)
+    batch = worker.sample()
+    fragment = 256 // 4
+    assert batch.env_steps() == fragment * 4
+    main = batch.policy_batches["main"]
+    assert main.count == batch.agent_steps() == 2 * batch.env_steps()  # self-play: both seats are main
+    for key in (SB.OBS, SB.ACTIONS, SB.ACTION_LOGP, SB.ACTION_DIST_INPUTS, SB.VF_PREDS, "advantages", "value_targets"):
+        assert len(main[key]) == main.count, key
+    assert main[SB.OBS].shape[1] == worker.policy_map["main"].observation_space.shape[0]
+
+
+def test_advantages_are_gae_with_the_right_bootstraps(self_play: Any) -> None:
+    """Per trajectory: terminated ends bootstrap 0, truncated ends and fragment ends the critic's value of
+    the next observation; advantages are GAE(γ, λ) of rewards and values."""
+    worker = self_play.env_runner
+    policy = worker.policy_map["main"]
+    batch = worker.sample().policy_batches["main"]
+    sampler = worker.__dict__["_lockstep"]
+    # Critic values of the observations the open trajectories were cut at (the next sample starts there).
+    open_obs = {
+        (slot.episode.episode_id, slot.episode.get_agents().index(agent)): obs
+        for slot in sampler.slots
+        for agent, obs in slot.obs.items()
+    }
+    seen = {"terminated": 0, "truncated": 0, "cut": 0}
+    for traj in _trajectories(batch):
+        rewards, values = traj[SB.REWARDS], traj[SB.VF_PREDS]
+        key = (int(traj[SB.EPS_ID][0]), int(traj[SB.AGENT_INDEX][0]))
+        if traj[SB.TERMINATEDS][-1]:
+            last_r, kind = 0.0, "terminated"
+        elif traj[SB.TRUNCATEDS][-1]:
+            last_r, kind = None, "truncated"  # the final observation is gone with its episode
+        else:
+            with torch.no_grad():
+                input_dict = policy._lazy_tensor_dict(SampleBatch({SB.OBS: open_obs[key][None]}))
+                policy.model(input_dict)
+                last_r, kind = float(policy.model.value_function()[0]), "cut"
+        seen[kind] += 1
+        if last_r is None:
+            last_r = (traj["value_targets"][-1] - rewards[-1]) / GAMMA  # recovered; checked consistent below
+        next_values = np.append(values[1:], last_r)
+        deltas = rewards + GAMMA * next_values - values
+        expected = np.zeros_like(deltas)
+        acc = 0.0
+        for t in range(len(deltas) - 1, -1, -1):
+            acc = deltas[t] + GAMMA * LAMBDA * acc
+            expected[t] = acc
+        np.testing.assert_allclose(traj["advantages"], expected, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(traj["value_targets"], expected + values, rtol=1e-4, atol=1e-4)
+        assert np.array_equal(traj[SB.T], np.arange(traj[SB.T][0], traj[SB.T][0] + traj.count))
+    assert seen["cut"] > 0 and seen["terminated"] + seen["truncated"] > 0, seen
+
+
+def test_truncated_trajectories_bootstrap_from_their_final_observation() -> None:
+    """A fight cut by max_episode_ticks is not a loss: its last value target is r + γ·V(final obs) ≠ r."""
+    algo = build(
+        "opponents.mix.baseline=0",
+        "opponents.mix.prayer_switcher=0",
+        "opponents.mix.tribrid=0",
+        "opponents.mix.noop=1",  # a no-op opponent: nobody dies in 10 ticks, every episode is truncated
+        "env.params.max_episode_ticks=10",
+        "runners.num_envs_per_env_runner=2",
+        "ppo.train_batch_size=40",
+        "ppo.minibatch_size=20",
+    )
+    try:
+        batch = algo.env_runner.sample().policy_batches["main"]
+        ends = np.flatnonzero(batch[SB.TRUNCATEDS])
+        assert len(ends) >= 2 and not batch[SB.TERMINATEDS].any()
+        gamma = algo.get_policy("main").config["gamma"]
+        bootstrap = (batch["value_targets"][ends] - batch[SB.REWARDS][ends]) / gamma
+        assert np.all(np.abs(bootstrap) > 1e-6), "a truncated end must not bootstrap 0"
+    finally:
+        algo.stop()
+
+
+def test_flattening_matches_rllibs_preprocessor(self_play: Any) -> None:
+    policy = self_play.env_runner.policy_map["main"]
+    space = policy.observation_space.original_space
+    prep = get_preprocessor(space)(space)
+    flat = _Flattener(policy)
+    space.seed(0)
+    for _ in range(5):
+        obs = space.sample()
+        np.testing.assert_array_equal(flat(obs), prep.transform(obs))
+    box = spaces.Box(-1, 1, (3,), np.float32)
+    assert flat.keys is not None and _Flattener(type("P", (), {"observation_space": box})()).keys is None
+
+
+def test_episode_metrics_and_callbacks_reach_the_result(self_play: Any) -> None:
+    result = self_play.train()
+    runners = result["env_runners"]
+    assert runners["num_episodes"] > 0
+    custom = runners["custom_metrics"]
+    assert "won_mean" in custom and "win_vs_self_play_mean" in custom and "fight_ticks_mean" in custom
+    perf = runners["sampler_perf"]
+    assert perf["mean_env_wait_ms"] > 0 and perf["mean_inference_ms"] > 0
+    assert set(runners["policy_reward_mean"]) == {"main"}
+    assert result["custom_metrics"]["normalizer_samples_added/main"] > 0  # on_postprocess_trajectory ran
+
+
+def test_scripted_policy_seats_act_but_are_not_collected() -> None:
+    algo = build(
+        "opponents.mix.baseline=0",
+        "opponents.mix.self_play=0",
+        "opponents.mix.prayer_switcher=0",
+        "opponents.mix.tribrid=1",
+        "opponents.scripted_in_env=false",
+        "runners.num_envs_per_env_runner=2",
+        "ppo.train_batch_size=64",
+        "ppo.minibatch_size=32",
+    )
+    try:
+        worker = algo.env_runner
+        assert "scripted_tribrid" in worker.policy_map
+        batch = worker.sample()
+        assert set(batch.policy_batches) == {"main"}
+        assert batch.policy_batches["main"].count == batch.env_steps() == 64
+        slots = worker.__dict__["_lockstep"].slots
+        assert all(s.episode.policy_of == {"player_0": "main", "player_1": "scripted_tribrid"} for s in slots)
+    finally:
+        algo.stop()
+
+
+def test_ppo_learns_dependent_heads_through_the_lockstep_sampler() -> None:
+    """The policy issue's learning bar, sampled by the lockstep loop: wrong advantages would not learn."""
+    register()
+    register_env("nh_dependent_heads_lockstep", lambda cfg: DependentHeadsEnv(cfg))
+    small = NetworkConfig(actor_hidden=(64, 64), critic_hidden=(64,), head_hidden=32)
+    config = (
+        PPOConfig()
+        .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+        .environment("nh_dependent_heads_lockstep")
+        .framework("torch")
+        .training(model=model_config(small), **PPO_TRAINING)
+        .env_runners(
+            num_env_runners=0,
+            num_envs_per_env_runner=8,
+            rollout_fragment_length="auto",
+            env_runner_cls=LockstepRolloutWorker,
+        )
+        .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, *a, **k: "main")
+        .callbacks(NormalizerCallbacks)
+        .reporting(min_sample_timesteps_per_iteration=0)
+        .debugging(seed=0, log_level="ERROR")
+    )
+    algo = config.build()
+    try:
+        assert isinstance(algo.env_runner, LockstepRolloutWorker)
+        maximum = 2 * EPISODE_TICKS
+        started, returns = time.perf_counter(), []
+        for _ in range(25):
+            returns.append(algo.train()["env_runners"]["episode_return_mean"])
+            if returns[-1] >= 0.95 * maximum:
+                break
+        assert returns[-1] >= 0.95 * maximum, f"returns per iteration: {returns}"
+        assert returns[0] < 0.5 * maximum
+        assert time.perf_counter() - started < 120
+    finally:
+        algo.stop()
+
+
+def _rows_sorted(batch: SampleBatch) -> np.ndarray:
+    keys = [batch[SB.OBS][j].tobytes() + batch[SB.ACTIONS][j].tobytes() for j in range(batch.count)]
+    return np.argsort(np.array(keys, dtype=object))
+
+
+def test_same_experience_as_rllibs_own_sampler() -> None:
+    """Same seeds, same config: the lockstep loop and RLlib's `EnvRunnerV2` make the same forward calls on
+    the same batches, so they must collect the same rows: observations, actions, rewards, log-probabilities
+    and values exactly, advantages to float rounding (bootstraps are computed in one batch instead of one
+    call each)."""
+    batches: dict[str, list[SampleBatch]] = {}
+    for sampler in ("lockstep", "rllib"):
+        algo = build(
+            "opponents.mix.prioritized=0",
+            f"runners.sampler={sampler}",
+            "runners.num_envs_per_env_runner=4",
+            "env.params.max_episode_ticks=50",
+        )
+        try:
+            batches[sampler] = [algo.env_runner.sample().policy_batches["main"] for _ in range(2)]
+        finally:
+            algo.stop()
+    for ours, theirs in zip(batches["lockstep"], batches["rllib"], strict=True):
+        assert ours.count == theirs.count
+        a, b = _rows_sorted(ours), _rows_sorted(theirs)
+        for key in (SB.OBS, SB.ACTIONS, SB.REWARDS, SB.ACTION_LOGP, SB.VF_PREDS, SB.TERMINATEDS, SB.TRUNCATEDS):
+            np.testing.assert_array_equal(ours[key][a], theirs[key][b], err_msg=key)
+        for key in ("advantages", "value_targets"):
+            np.testing.assert_allclose(ours[key][a], theirs[key][b], atol=1e-4, err_msg=key)

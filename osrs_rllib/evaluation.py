@@ -3,8 +3,8 @@
 Used by training (every `evaluation.interval` iterations, outside RLlib's sampling loop so that
 evaluation games never enter a training batch) and by tools that rate model files. A policy here is any
 `ActFn`: observations (B, D) and masks (B, 45) in, actions (B, 12) out. Running `parallel` fights in
-lockstep lets one forward pass serve all of them, which matters because a batch-1 forward pass costs about
-as much as a batch-64 one.
+lockstep (`osrs_rllib/batched_fights.py`) lets one forward pass serve all of them, which matters because a
+batch-1 forward pass costs about as much as a batch-64 one.
 
 Fight k against an opponent uses seed ``seed + k`` for the simulator (and the same scripted-opponent seed
 as `osrs-rllib fight`), so two policies evaluated with the same seed meet the same builds, gear and
@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.contract import OBS_SIZE, FrameStack
-from envs.nh.engine import NHEngine
+from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from envs.opponents import LADDER, make_opponent
+from envs.opponents import LADDER
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
 from osrs_rllib.episode_metrics import EpisodeMetrics
 from osrs_rllib.fight import wilson_interval
 
@@ -109,57 +109,36 @@ def _evaluate_one(
         {"opponent": OPPONENT_AGENT if scripted else OPPONENT_BASELINE, "include_opponent_observation": False},
         base,
     )
-    engines = [NHEngine(params) for _ in range(parallel)]
-    stacks = [FrameStack(frame_stack, OBS_SIZE) for _ in range(parallel)]
-    bots = [make_opponent(opponent, 0) if scripted else None for _ in range(parallel)]
-    metrics = [EpisodeMetrics() for _ in range(parallel)]
-    stacked = np.zeros((parallel, stacks[0].stacked_size), dtype=np.float32)
-    masks = np.zeros((parallel, engines[0].masks.shape[1]), dtype=bool)
-    active = [False] * parallel
-    next_fight = 0
+    ladder = LadderSeat(opponent, _scripted_seed) if scripted else None
+    metrics: dict[int, EpisodeMetrics] = {}
     counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
     ticks = dealt = received = 0.0
 
-    def start(slot: int) -> None:
-        nonlocal next_fight
-        fight_seed = seed + next_fight
-        next_fight += 1
-        engines[slot].reset(seed=fight_seed)
-        stacks[slot].reset()
-        bot = bots[slot]
-        if bot is not None:
-            bot.reset(_scripted_seed(fight_seed))
-        metrics[slot].reset(engines[slot].sim, opponent)
-        stacks[slot].push(engines[slot].obs[0], out=stacked[slot])
-        masks[slot] = engines[slot].masks[0]
-        active[slot] = True
+    def on_start(fight: int, engine: NHEngine) -> None:
+        metrics[fight] = EpisodeMetrics()
+        metrics[fight].reset(engine.sim, opponent)
 
-    for slot in range(min(parallel, fights)):
-        start(slot)
-    while any(active):
-        rows = [i for i in range(parallel) if active[i]]
-        actions = act(stacked[rows], masks[rows], deterministic)
-        for j, slot in enumerate(rows):
-            engine = engines[slot]
-            opp_action = None
-            bot = bots[slot]
-            if bot is not None:
-                opp_action = bot.act(engine.obs[1], engine.masks[1])
-            step = engine.step([actions[j], opp_action])
-            metrics[slot].record(engine.sim, step)
-            if step.terminated or step.truncated:
-                summary = metrics[slot].summary(engine.sim)
-                outcome = step.outcomes[0] or Outcome.TIED
-                counts[outcome] += 1
-                ticks += summary["fight_ticks"]
-                dealt += summary["damage_dealt"]
-                received += summary["damage_received"]
-                active[slot] = False
-                if next_fight < fights:
-                    start(slot)
-            else:
-                stacks[slot].push(engine.obs[0], out=stacked[slot])
-                masks[slot] = engine.masks[0]
+    def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
+        nonlocal ticks, dealt, received
+        metrics[fight].record(engine.sim, step)
+        if step.terminated or step.truncated:
+            summary = metrics.pop(fight).summary(engine.sim)
+            counts[step.outcomes[0] or Outcome.TIED] += 1
+            ticks += summary["fight_ticks"]
+            dealt += summary["damage_dealt"]
+            received += summary["damage_received"]
+            if ladder is not None:
+                ladder.forget(seed + fight)
+
+    play_fights(
+        params,
+        [seed + k for k in range(fights)],
+        Seat(lambda obs, masks, seeds: act(obs, masks, deterministic), frame_stack),
+        Seat(ladder) if ladder is not None else None,
+        parallel=parallel,
+        on_start=on_start,
+        on_step=on_step,
+    )
     wins = counts[Outcome.WON]
     low, high = wilson_interval(wins, fights)
     return EvalResult(

@@ -5,7 +5,9 @@ Players are model files (``*.nhmodel``; an experiment directory contributes the 
 checkpoint), ladder rungs and the in-simulator ``baseline``. Every pair plays `fights` fights, seats
 alternating (the baseline always sits in seat 1: the simulator's bot can sit nowhere else), with seeds
 ``seed + k`` so that every pair meets the same builds and spawns. Fights of a pair run `parallel` at a time
-in lockstep and each model acts for all of its seats in one forward pass, outside RLlib's sampling loop.
+in lockstep (`osrs_rllib/batched_fights.py`) and each model acts for all of its seats in one forward pass,
+outside RLlib's sampling loop. Ladder rungs get fresh bots for every fight, so a pair's results do not
+depend on which pairs were played before it.
 
 Games are rated in a fixed interleaved order (round by round over the pairs), so Elo, which depends on
 order, does not favour the pair that happened to be played last.
@@ -17,20 +19,19 @@ import csv
 import itertools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from envs.nh.contract import NUM_HEADS, OBS_SIZE, FrameStack
-from envs.nh.engine import NHEngine
+from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from envs.opponents import LADDER, make_opponent
+from envs.opponents import LADDER
 from league.players import GameResult
 from league.players import Outcome as LeagueOutcome
 from league.ratings import RatingRow, ratings_table
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
 from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
 
 DEFAULT_PARALLEL = 32
@@ -61,18 +62,10 @@ class ModelPlayer(Player):
 
 
 class LadderPlayer(Player):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self._bots: dict[int, Any] = {}
+    """A ladder rung; each match gets fresh bots (`seat`), one per fight, seeded by fight seed and seat."""
 
-    def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        out = np.zeros((len(obs), NUM_HEADS), dtype=np.int64)
-        for i, seed in enumerate(seeds):
-            bot = self._bots.get(seed)
-            if bot is None:
-                bot = self._bots[seed] = make_opponent(self.name, seed)
-            out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
-        return out
+    def seat(self, seat: int) -> LadderSeat:
+        return LadderSeat(self.name, lambda fight_seed: int(fight_seed * 2 + seat))
 
 
 def training_params(players: Sequence[Player]) -> dict[str, Any]:
@@ -121,14 +114,6 @@ def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Play
     return players
 
 
-@dataclass
-class _Slot:
-    engine: NHEngine
-    stacks: tuple[FrameStack, FrameStack]
-    fight_seed: int = 0
-    active: bool = False
-
-
 def play_pair(a: Player, b: Player, fights: int, params: FightParams, seed: int, parallel: int) -> list[GameResult]:
     """`fights` fights between a and b (seats alternate; the baseline always sits in seat 1)."""
     if a.name == BASELINE and b.name == BASELINE:
@@ -156,43 +141,25 @@ def _play_seated(
     fp = FightParams.from_options(
         {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}, params
     )
-    n = max(1, min(parallel, len(ks)))
-    slots = [
-        _Slot(NHEngine(fp), (FrameStack(p0.frame_stack, OBS_SIZE), FrameStack(p1.frame_stack, OBS_SIZE)))
-        for _ in range(n)
-    ]
-    queue = list(ks)
+    seeds = [seed + k for k in ks]
+    ladders: list[LadderSeat] = []
+
+    def seat_of(player: Player, seat: int) -> Seat:
+        if isinstance(player, LadderPlayer):
+            ladder = player.seat(seat)
+            ladders.append(ladder)
+            return Seat(ladder, player.frame_stack)
+        return Seat(lambda obs, masks, fight_seeds: player.act(obs, masks, fight_seeds), player.frame_stack)
+
     results: list[GameResult] = []
 
-    def start(slot: _Slot) -> None:
-        k = queue.pop(0)
-        slot.fight_seed = seed + k
-        slot.engine.reset(seed=slot.fight_seed)
-        for stack in slot.stacks:
-            stack.reset()
-        slot.active = True
+    def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
+        if step.terminated or step.truncated:
+            results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[step.outcomes[0] or Outcome.TIED]))
+            for ladder in ladders:
+                ladder.forget(seeds[fight])
 
-    for slot in slots:
-        if queue:
-            start(slot)
-    while any(s.active for s in slots):
-        live = [s for s in slots if s.active]
-        actions: list[list[Any]] = [[None, None] for _ in live]
-        seats = ((0, p0),) if in_sim else ((0, p0), (1, p1))
-        for seat, player in seats:
-            obs = np.stack([s.stacks[seat].push(s.engine.obs[seat]) for s in live])
-            masks = np.stack([s.engine.masks[seat] for s in live])
-            chosen = player.act(obs, masks, [int(s.fight_seed * 2 + seat) for s in live])
-            for j in range(len(live)):
-                actions[j][seat] = chosen[j]
-        for slot, act in zip(live, actions, strict=True):
-            step = slot.engine.step(act)
-            if step.terminated or step.truncated:
-                outcome = step.outcomes[0] or Outcome.TIED
-                results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[outcome]))
-                slot.active = False
-                if queue:
-                    start(slot)
+    play_fights(fp, seeds, seat_of(p0, 0), None if in_sim else seat_of(p1, 1), parallel=parallel, on_step=on_step)
     return results
 
 

@@ -1,0 +1,125 @@
+"""Many fights at once outside RLlib: `parallel` engines step in lockstep and each seat's player acts for all
+live fights in one call, so a policy network runs one forward pass per tick instead of one per fight.
+
+Evaluation during training (`osrs_rllib/evaluation.py`) and the tournament of `osrs-rllib rate`
+(`osrs_rllib/rate.py`) are both this loop with different players and bookkeeping.
+
+Fight k is played with simulator seed ``seeds[k]``; a player sees the seeds of the rows it acts for, so a
+scripted player can keep one bot per fight, seeded from it. When seat 1 has no player, the engine's own
+opponent plays it (the in-simulator baseline of spec §18: ``params.opponent`` must say so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.nh.contract import NUM_HEADS, OBS_SIZE, FrameStack
+from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.params import OPPONENT_AGENT, FightParams
+from envs.opponents import ScriptedPolicy, make_opponent
+
+SeatAct = Callable[[np.ndarray, np.ndarray, Sequence[int]], np.ndarray]
+"""(stacked observations (B, D) float32, masks (B, 45) bool, fight seeds (B,)) → actions (B, 12) int64."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A player in one seat: how it acts and the frame stacking its observations need."""
+
+    act: SeatAct
+    frame_stack: int | Sequence[int] = 1
+
+
+class LadderSeat:
+    """A ladder rung acting through the action interface: one bot per live fight, built with the seed
+    `bot_seed(fight seed)`; `forget` a fight's bot when it ends to keep the table small."""
+
+    def __init__(self, name: str, bot_seed: Callable[[int], int]) -> None:
+        self.name = name
+        self.bot_seed = bot_seed
+        self.bots: dict[int, ScriptedPolicy] = {}
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        out = np.zeros((len(obs), NUM_HEADS), dtype=np.int64)
+        for i, seed in enumerate(seeds):
+            bot = self.bots.get(seed)
+            if bot is None:
+                bot = self.bots[seed] = make_opponent(self.name, self.bot_seed(seed))
+            out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
+        return out
+
+    def forget(self, seed: int) -> None:
+        self.bots.pop(seed, None)
+
+
+@dataclass
+class _Slot:
+    engine: NHEngine
+    stacks: tuple[FrameStack, ...]
+    fight: int = -1
+    seed: int = 0
+    active: bool = False
+
+
+OnStart = Callable[[int, NHEngine], None]
+"""(fight index, engine just reset) → None."""
+OnStep = Callable[[int, NHEngine, EngineStep], None]
+"""(fight index, engine, the tick's result) → None; called every tick, the last one included."""
+
+
+def play_fights(
+    params: FightParams,
+    seeds: Sequence[int],
+    seat0: Seat,
+    seat1: Seat | None,
+    *,
+    parallel: int,
+    on_start: OnStart | None = None,
+    on_step: OnStep | None = None,
+) -> None:
+    """Play one fight per seed, `parallel` at a time; report through `on_start` and `on_step` (see module)."""
+    if seat1 is None and params.opponent == OPPONENT_AGENT:
+        raise ValueError("seat 1 needs a player when the engine's opponent is an agent")
+    if seat1 is not None and params.opponent != OPPONENT_AGENT:
+        raise ValueError(f"seat 1 is played by the engine ({params.opponent!r}); pass seat1=None")
+    seats = (seat0,) if seat1 is None else (seat0, seat1)
+    queue = list(range(len(seeds)))[::-1]
+    slots = [
+        _Slot(NHEngine(params), tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
+        for _ in range(max(1, min(parallel, len(seeds))))
+    ]
+
+    def start(slot: _Slot) -> None:
+        slot.fight = queue.pop()
+        slot.seed = int(seeds[slot.fight])
+        slot.engine.reset(seed=slot.seed)
+        for stack in slot.stacks:
+            stack.reset()
+        slot.active = True
+        if on_start is not None:
+            on_start(slot.fight, slot.engine)
+
+    for slot in slots:
+        if queue:
+            start(slot)
+    while True:
+        live = [s for s in slots if s.active]
+        if not live:
+            return
+        fight_seeds = [s.seed for s in live]
+        chosen = []
+        for i, seat in enumerate(seats):
+            obs = np.stack([s.stacks[i].push(s.engine.obs[i]) for s in live])
+            masks = np.stack([s.engine.masks[i] for s in live])
+            chosen.append(seat.act(obs, masks, fight_seeds))
+        for j, slot in enumerate(live):
+            step = slot.engine.step([chosen[0][j], chosen[1][j] if len(chosen) > 1 else None])
+            if on_step is not None:
+                on_step(slot.fight, slot.engine, step)
+            if step.terminated or step.truncated:
+                slot.active = False
+                if queue:
+                    start(slot)

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING
 from envs.nh import movement, operations
 from envs.nh.combat import special_for_weapon
 from envs.nh.equipment import equip_set
-from envs.nh.items import Ids, PotionType, Slot
+from envs.nh.items import SLOT_WEAPON, Ids, PotionType
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import OVERHEADS
 from envs.nh.spells import BLOOD_TIERS, ICE_TIERS, best_castable
-from envs.nh.state import PlayerState, Skill
+from envs.nh.state import SK_MAGIC, PlayerState
 from envs.nh.stats import TickEvents
 
 if TYPE_CHECKING:
     from envs.nh.sim import FightSim
 
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
+# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
 # reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
 _GEAR_SET_MAGIC = GearSet.MAGIC
@@ -31,8 +31,6 @@ _GEAR_SET_RANGED = GearSet.RANGED
 _GEAR_SET_SPEC = GearSet.SPEC
 _GEAR_SET_TANK = GearSet.TANK
 _POTION_TYPE_BREW = PotionType.BREW
-_SK_MAGIC = int(Skill.MAGIC)
-_SLOT_WEAPON = int(Slot.WEAPON)
 
 # Head indices and values (spec §14.1); the contract module names them for policies.
 H_ATTACK, H_MELEE, H_RANGED, H_MAGE, H_POTION, H_FOOD, H_KARAMBWAN, H_VENG, H_GEAR, H_MOVE, H_FAR, H_PRAYER = range(12)
@@ -116,7 +114,7 @@ def _tank(sim: FightSim, p: PlayerState) -> None:
 # ---- §5.7 --------------------------------------------------------------------------------------
 def _arm_special(p: PlayerState) -> None:
     """Arm only if the wielded weapon has a special (spec §6.9)."""
-    if not p.special_armed and special_for_weapon(p.equipment[_SLOT_WEAPON]) is not None:
+    if not p.special_armed and special_for_weapon(p.equipment[SLOT_WEAPON]) is not None:
         p.special_armed = True
 
 
@@ -131,7 +129,7 @@ def _attack(sim: FightSim, p: PlayerState, a: Sequence[int]) -> None:
         if sets[_GEAR_SET_MAGIC]:
             equip_set(p, sets[_GEAR_SET_MAGIC])
         sim.activate_prayers(p, prayers[_GEAR_SET_MAGIC])
-        magic = p.level[_SK_MAGIC]
+        magic = p.level[SK_MAGIC]
         if sub == MAGE_ICE:
             p.selected_spell = best_castable(ICE_TIERS, magic)
             p.special_armed = False
@@ -163,7 +161,7 @@ def _attack(sim: FightSim, p: PlayerState, a: Sequence[int]) -> None:
             p.special_armed = False
         else:
             equip_set(p, sets[_GEAR_SET_SPEC])
-            if p.equipment[_SLOT_WEAPON] == Ids.GRANITE_MAUL:
+            if p.equipment[SLOT_WEAPON] == Ids.GRANITE_MAUL:
                 _toggle_gmaul(p)
             else:
                 _arm_special(p)

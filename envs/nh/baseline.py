@@ -18,12 +18,23 @@ from envs.nh.items import CombatStyle, Ids, PotionType, StyleType
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import Prayer
 from envs.nh.spells import Spell
-from envs.nh.state import PlayerState, Skill, Spellbook, TimerId
+from envs.nh.state import (
+    SK_HITPOINTS,
+    SK_MAGIC,
+    SK_PRAYER,
+    SK_RANGED,
+    SK_STRENGTH,
+    T_ATTACK,
+    T_FREEZE,
+    T_FREEZE_IMMUNITY,
+    PlayerState,
+    Spellbook,
+)
 
 if TYPE_CHECKING:
     from envs.nh.sim import FightSim
 
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
+# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
 # reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
 _COMBAT_STYLE_MAGIC = CombatStyle.MAGIC
@@ -41,14 +52,6 @@ _PRAYER_PROTECT_FROM_MELEE = Prayer.PROTECT_FROM_MELEE
 _PRAYER_PROTECT_FROM_MISSILES = Prayer.PROTECT_FROM_MISSILES
 _SPELLBOOK_ANCIENT = Spellbook.ANCIENT
 _SPELL_ICE_BARRAGE = Spell.ICE_BARRAGE
-_SK_HITPOINTS = int(Skill.HITPOINTS)
-_SK_MAGIC = int(Skill.MAGIC)
-_SK_PRAYER = int(Skill.PRAYER)
-_SK_RANGED = int(Skill.RANGED)
-_SK_STRENGTH = int(Skill.STRENGTH)
-_T_ATTACK = int(TimerId.ATTACK)
-_T_FREEZE = int(TimerId.FREEZE)
-_T_FREEZE_IMMUNITY = int(TimerId.FREEZE_IMMUNITY)
 
 OVERHEAD_SWITCH_ROLL_MAX = 4  # §18.3 rule 1: U[0, 4] = 2, probability 1/5
 OVERHEAD_SWITCH_ROLL_HIT = 2
@@ -87,11 +90,11 @@ _PROTECT = {
 # ---- predicates of §18.2 ------------------------------------------------------------------------
 def _ready(b: PlayerState) -> bool:
     """ATTACK has ≤ 1 tick left before this tick's decrement, or was never set (§18.2)."""
-    return b.timer_ticks[_T_ATTACK] <= 1
+    return b.timer_ticks[T_ATTACK] <= 1
 
 
 def _mobile(p: PlayerState) -> bool:
-    return not p.timer_active(_T_FREEZE)
+    return not p.timer_active(T_FREEZE)
 
 
 def hp_after_pending(e: PlayerState) -> int:
@@ -101,7 +104,7 @@ def hp_after_pending(e: PlayerState) -> int:
 
 
 def _can_cast_barrage(b: PlayerState) -> bool:
-    return b.spellbook is _SPELLBOOK_ANCIENT and b.level[_SK_MAGIC] >= ICE_BARRAGE_LEVEL
+    return b.spellbook is _SPELLBOOK_ANCIENT and b.level[SK_MAGIC] >= ICE_BARRAGE_LEVEL
 
 
 def _agent_can_reach(e: PlayerState, b: PlayerState) -> bool:
@@ -152,7 +155,7 @@ def _fight_rules(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
         return
     # 3. step away
     if (
-        b.timer_ticks[_T_ATTACK] > STEP_AWAY_MIN_ATTACK_TICKS
+        b.timer_ticks[T_ATTACK] > STEP_AWAY_MIN_ATTACK_TICKS
         and not b.walk_queue
         and not _mobile(e)
         and movement.distance(b, e) == 1
@@ -163,11 +166,11 @@ def _fight_rules(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
         movement.append_path(b, end_x + dx * STEP_AWAY_TILES, end_y + dy * STEP_AWAY_TILES)
         return
     # 4. restore prayer
-    if b.level[_SK_PRAYER] < RESTORE_BELOW_PRAYER and operations.find_potion(b, _POTION_TYPE_RESTORE) is not None:
+    if b.level[SK_PRAYER] < RESTORE_BELOW_PRAYER and operations.find_potion(b, _POTION_TYPE_RESTORE) is not None:
         operations.drink_potion(b, _POTION_TYPE_RESTORE, fewest_first=False)
         return
     # 5. freeze
-    if ready and _mobile(e) and not e.timer_active(_T_FREEZE_IMMUNITY) and _can_cast_barrage(b):
+    if ready and _mobile(e) and not e.timer_active(T_FREEZE_IMMUNITY) and _can_cast_barrage(b):
         _switch_magic(sim, b, e)
         return
     # 6. best-style attack
@@ -256,11 +259,11 @@ def _maintenance(sim: FightSim, b: PlayerState) -> None:
 def _pot_up(b: PlayerState) -> None:
     """The first applicable of: anglerfish, ranging potion, super combat (spec §18.4)."""
     lv, base = b.level, b.base
-    if lv[_SK_HITPOINTS] <= base[_SK_HITPOINTS] and Ids.ANGLERFISH in b.inventory:
+    if lv[SK_HITPOINTS] <= base[SK_HITPOINTS] and Ids.ANGLERFISH in b.inventory:
         operations.eat_food(b, Ids.ANGLERFISH)
-    elif lv[_SK_RANGED] <= base[_SK_RANGED] and operations.find_potion(b, _POTION_TYPE_RANGING) is not None:
+    elif lv[SK_RANGED] <= base[SK_RANGED] and operations.find_potion(b, _POTION_TYPE_RANGING) is not None:
         operations.drink_potion(b, _POTION_TYPE_RANGING, fewest_first=False)
-    elif lv[_SK_STRENGTH] <= base[_SK_STRENGTH] and operations.find_potion(b, _POTION_TYPE_COMBAT) is not None:
+    elif lv[SK_STRENGTH] <= base[SK_STRENGTH] and operations.find_potion(b, _POTION_TYPE_COMBAT) is not None:
         operations.drink_potion(b, _POTION_TYPE_COMBAT, fewest_first=False)
 
 
@@ -275,7 +278,7 @@ def _reload_preset(b: PlayerState) -> None:
     b.special_armed = False
     b.vengeance = False
     b.prayers.clear()
-    b.timer_ticks[_T_FREEZE] = 0
+    b.timer_ticks[T_FREEZE] = 0
     b.poison_damage = 0
     b.run_energy = 100
     movement.reset_walk(b)
@@ -294,7 +297,7 @@ def on_hit(sim: FightSim, b: PlayerState, total: int) -> None:
 # ---- phase B (§18.4 idle walk) ------------------------------------------------------------------
 def idle_walk(sim: FightSim, b: PlayerState) -> None:
     """Wander near the spawn tile while idle (spec §18.4, draw order §16.6)."""
-    if b.target is not None or b.last_attacker is not None or b.timer_active(_T_FREEZE) or b.moving:
+    if b.target is not None or b.last_attacker is not None or b.timer_active(T_FREEZE) or b.moving:
         return
     rng = sim.rng
     r = int(rng.integers(IDLE_WALK_RADIUS[0], IDLE_WALK_RADIUS[1] + 1))

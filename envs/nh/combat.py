@@ -77,12 +77,18 @@ from envs.nh.formulas import (
     vesta_defence_roll,
 )
 from envs.nh.items import (
+    B_MAGIC_ATTACK,
+    B_MAGIC_DAMAGE_TENTHS,
+    B_MELEE_STRENGTH,
+    B_RANGED_ATTACK,
+    B_RANGED_STRENGTH,
     RANGED_RANGE_TILES,
+    SLOT_AMMO,
+    SLOT_WEAPON,
     Bonus,
     CombatStyle,
     FightStyle,
     Ids,
-    Slot,
     Stance,
     StyleType,
     WeaponClass,
@@ -90,9 +96,9 @@ from envs.nh.items import (
 )
 from envs.nh.prayers import PRAYERS, Prayer, prayer_multiplied
 from envs.nh.spells import MAGIC_RANGE_TILES, SPELL_ATTACK_SPEED_TICKS, SPELLS, Spell
-from envs.nh.state import PendingHit, PlayerState, Skill
+from envs.nh.state import SK_ATTACK, SK_DEFENCE, SK_MAGIC, SK_RANGED, SK_STRENGTH, PendingHit, PlayerState
 
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
+# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
 # reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
 _COMBAT_STYLE_MAGIC = CombatStyle.MAGIC
@@ -110,18 +116,6 @@ _WEAPON_CLASS_BALLISTA = WeaponClass.BALLISTA
 _WEAPON_CLASS_CROSSBOW = WeaponClass.CROSSBOW
 _WEAPON_CLASS_DARK_BOW = WeaponClass.DARK_BOW
 _WEAPON_CLASS_UNARMED = WeaponClass.UNARMED
-_B_MAGIC_ATTACK = int(Bonus.MAGIC_ATTACK)
-_B_MAGIC_DAMAGE_TENTHS = int(Bonus.MAGIC_DAMAGE_TENTHS)
-_B_MELEE_STRENGTH = int(Bonus.MELEE_STRENGTH)
-_B_RANGED_ATTACK = int(Bonus.RANGED_ATTACK)
-_B_RANGED_STRENGTH = int(Bonus.RANGED_STRENGTH)
-_SK_ATTACK = int(Skill.ATTACK)
-_SK_DEFENCE = int(Skill.DEFENCE)
-_SK_MAGIC = int(Skill.MAGIC)
-_SK_RANGED = int(Skill.RANGED)
-_SK_STRENGTH = int(Skill.STRENGTH)
-_SLOT_AMMO = int(Slot.AMMO)
-_SLOT_WEAPON = int(Slot.WEAPON)
 
 MELEE_RANGE_TILES = 1  # §6.2 (2 while both players move: the reach test's rule, §11.6)
 NIGHTMARE_STAFF_SPEED_TICKS = 5  # §6.2: nightmare-staff special
@@ -294,7 +288,7 @@ def combat_method(p: PlayerState) -> Method:
     """Which combat method an attack uses, evaluated at attack time (spec §6.1)."""
     if p.selected_spell is not None:
         return _METHOD_MAGIC_SPELL
-    wid = p.equipment[_SLOT_WEAPON]
+    wid = p.equipment[SLOT_WEAPON]
     if p.special_armed or (p.gmaul_queued > 0 and wid == Ids.GRANITE_MAUL):
         special = SPECIALS.get(wid)
         if special is not None:
@@ -402,8 +396,8 @@ def _defence_stance(stance: Stance) -> int:
 
 
 def _magic_attack_roll(p: PlayerState, method: Method) -> int:
-    eff = magic_effective_level(p.level[_SK_MAGIC], _active(p, _MAGIC_PRAYERS))
-    a = roll(eff, p.bonuses[_B_MAGIC_ATTACK])
+    eff = magic_effective_level(p.level[SK_MAGIC], _active(p, _MAGIC_PRAYERS))
+    a = roll(eff, p.bonuses[B_MAGIC_ATTACK])
     spell = p.selected_spell
     if method is _METHOD_MAGIC_SPELL and spell is not None and SPELLS[spell].is_ice and _wields_zuriels(p):
         a = int_multiply(a, ZURIELS_ICE_ACCURACY)
@@ -411,20 +405,20 @@ def _magic_attack_roll(p: PlayerState, method: Method) -> int:
 
 
 def _wields_zuriels(p: PlayerState) -> bool:
-    return p.equipment[_SLOT_WEAPON] == Ids.ZURIELS_STAFF
+    return p.equipment[SLOT_WEAPON] == Ids.ZURIELS_STAFF
 
 
 def _ranged_attack_roll(p: PlayerState) -> int:
     eff = effective_level(
-        p.level[_SK_RANGED], _active(p, _RANGED_ACC_PRAYERS), _ranged_stance(_style(p).stance)
+        p.level[SK_RANGED], _active(p, _RANGED_ACC_PRAYERS), _ranged_stance(_style(p).stance)
     )
-    return roll(eff, p.bonuses[_B_RANGED_ATTACK])
+    return roll(eff, p.bonuses[B_RANGED_ATTACK])
 
 
 def _melee_attack_roll(p: PlayerState) -> int:
     style = _style(p)
     eff = effective_level(
-        p.level[_SK_ATTACK], _active(p, _ATTACK_PRAYERS), _melee_stance_attack(style.stance)
+        p.level[SK_ATTACK], _active(p, _ATTACK_PRAYERS), _melee_stance_attack(style.stance)
     )
     return roll(eff, p.bonuses[style.style_type.value])
 
@@ -447,10 +441,10 @@ def defence_roll_against(defender: PlayerState, style_type: StyleType) -> int:
     Also what the scripted baseline compares per style (§18.3 rule 6, melee against slash).
     """
     stance = _defence_stance(_style(defender).stance)
-    def_level = prayer_multiplied(defender.level[_SK_DEFENCE], _active(defender, _DEFENCE_PRAYERS))
+    def_level = prayer_multiplied(defender.level[SK_DEFENCE], _active(defender, _DEFENCE_PRAYERS))
     bonus = defender.bonuses[_DEFENCE_BONUS[style_type]]
     if style_type is _STYLE_TYPE_MAGIC:
-        mag_level = prayer_multiplied(defender.level[_SK_MAGIC], _active(defender, _MAGIC_PRAYERS))
+        mag_level = prayer_multiplied(defender.level[SK_MAGIC], _active(defender, _MAGIC_PRAYERS))
         return roll(magic_defence_level(mag_level, def_level, stance), bonus)
     return roll(def_level + stance + EFFECTIVE_LEVEL_BASE, bonus)
 
@@ -474,25 +468,25 @@ def defence_roll(defender: PlayerState, method: Method, attacker: PlayerState) -
 # ---- §6.4 max hits --------------------------------------------------------------------------------
 def _melee_base_max(p: PlayerState) -> int:
     stance = _melee_stance_strength(_style(p).stance)
-    eff = effective_level(p.level[_SK_STRENGTH], _active(p, _STRENGTH_PRAYERS), stance)
-    return base_max_hit(eff, p.bonuses[_B_MELEE_STRENGTH])
+    eff = effective_level(p.level[SK_STRENGTH], _active(p, _STRENGTH_PRAYERS), stance)
+    return base_max_hit(eff, p.bonuses[B_MELEE_STRENGTH])
 
 
 def _ranged_base_max(p: PlayerState) -> int:
     eff = effective_level(
-        p.level[_SK_RANGED], _active(p, _RANGED_STR_PRAYERS), _ranged_stance(_style(p).stance)
+        p.level[SK_RANGED], _active(p, _RANGED_STR_PRAYERS), _ranged_stance(_style(p).stance)
     )
-    return base_max_hit(eff, p.bonuses[_B_RANGED_STRENGTH])
+    return base_max_hit(eff, p.bonuses[B_RANGED_STRENGTH])
 
 
 def _magic_damage_tenths(p: PlayerState) -> int:
     """Equipment magic damage plus the active magic prayer's (§6.4), tenths of a percent."""
-    return p.bonuses[_B_MAGIC_DAMAGE_TENTHS] + _active(p, _MAGIC_DAMAGE_PRAYERS, 0)
+    return p.bonuses[B_MAGIC_DAMAGE_TENTHS] + _active(p, _MAGIC_DAMAGE_PRAYERS, 0)
 
 
 def _magic_max(p: PlayerState, method: Method) -> int:
     if method is _METHOD_NIGHTMARE_STAFF:
-        spell_max = nightmare_staff_spell_max(p.level[_SK_MAGIC])
+        spell_max = nightmare_staff_spell_max(p.level[SK_MAGIC])
     else:
         if p.selected_spell is None:
             raise ValueError("MAGIC_SPELL needs a selected spell; select one before asking for its max hit")
@@ -564,11 +558,11 @@ def _bolt_effect(
     weapon = attacker.weapon
     if weapon is None or weapon.weapon_class is not WeaponClass.CROSSBOW:
         return None
-    kind = _BOLT_KINDS.get(attacker.equipment[_SLOT_AMMO])
+    kind = _BOLT_KINDS.get(attacker.equipment[SLOT_AMMO])
     if kind is None:
         return None
     zaryte = weapon.id == Ids.ZARYTE_CROSSBOW
-    level = attacker.level[_SK_RANGED]
+    level = attacker.level[SK_RANGED]
     chance = _BOLT_CHANCE[kind] * (
         ARMADYL_CROSSBOW_PROC_MULTIPLIER if method is Method.ARMADYL_CROSSBOW else 1
     )
@@ -600,7 +594,7 @@ class _Attack:
 
 def _wears_full_dharoks(p: PlayerState) -> bool:
     """Helm, platebody, platelegs and greataxe all worn (§6.10.6)."""
-    return p.equipment[_SLOT_WEAPON] == Ids.DHAROKS_GREATAXE and all(p.wears(iid) for iid in Ids.DHAROKS_SET)
+    return p.equipment[SLOT_WEAPON] == Ids.DHAROKS_GREATAXE and all(p.wears(iid) for iid in Ids.DHAROKS_SET)
 
 
 def _resolve(attacker: PlayerState, defender: PlayerState, method: Method) -> _Attack:
@@ -725,7 +719,7 @@ def _queued_specs(attacker: PlayerState, method: Method) -> int:
 def _energy_cost(attacker: PlayerState, method: Method) -> int:
     if not method.is_special:
         return 0
-    return SPECIALS[attacker.equipment[_SLOT_WEAPON]][1] * _queued_specs(attacker, method)
+    return SPECIALS[attacker.equipment[SLOT_WEAPON]][1] * _queued_specs(attacker, method)
 
 
 def create_hits(

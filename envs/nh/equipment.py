@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from envs.nh.items import AMMO_IGNORED_CLASSES, ITEMS, NUM_BONUSES, Ids, Slot, WeaponClass
+from envs.nh.items import (
+    AMMO_IGNORED_CLASSES,
+    ITEMS,
+    NUM_BONUSES,
+    SLOT_AMMO,
+    SLOT_SHIELD,
+    SLOT_WEAPON,
+    Ids,
+    Slot,
+    WeaponClass,
+)
 from envs.nh.state import EMPTY, PlayerState
 
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
+# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
 # reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
 _WEAPON_CLASS_UNARMED = WeaponClass.UNARMED
-_SLOT_AMMO = int(Slot.AMMO)
-_SLOT_SHIELD = int(Slot.SHIELD)
-_SLOT_WEAPON = int(Slot.WEAPON)
 
 _BONUS_CACHE: dict[tuple[int, ...], list[int]] = {}
 _BONUS_CACHE_LIMIT = 1 << 14
@@ -29,11 +36,11 @@ def equipment_bonuses(equipment: tuple[int, ...]) -> list[int]:
     if cached is not None:
         return cached
     total = [0] * NUM_BONUSES
-    wid = equipment[_SLOT_WEAPON]
+    wid = equipment[SLOT_WEAPON]
     wclass = ITEMS[wid].weapon_class if wid != EMPTY else None
     skip_ammo = wclass in AMMO_IGNORED_CLASSES
     for slot, iid in enumerate(equipment):
-        if iid == EMPTY or (skip_ammo and slot == _SLOT_AMMO):
+        if iid == EMPTY or (skip_ammo and slot == SLOT_AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(NUM_BONUSES):
@@ -67,24 +74,24 @@ def equip_item(p: PlayerState, inv_slot: int) -> bool:
     item = ITEMS[iid]
     slot = item.slot
     eq, inv = p.equipment, p.inventory
-    old_weapon = eq[_SLOT_WEAPON]
-    if item.two_handed and eq[_SLOT_WEAPON] != EMPTY and eq[_SLOT_SHIELD] != EMPTY:
+    old_weapon = eq[SLOT_WEAPON]
+    if item.two_handed and eq[SLOT_WEAPON] != EMPTY and eq[SLOT_SHIELD] != EMPTY:
         if EMPTY not in inv:
             return False
-        eq[_SLOT_WEAPON], inv[inv_slot] = iid, eq[_SLOT_WEAPON]
+        eq[SLOT_WEAPON], inv[inv_slot] = iid, eq[SLOT_WEAPON]
         free = inv.index(EMPTY)
-        inv[free], eq[_SLOT_SHIELD] = eq[_SLOT_SHIELD], EMPTY
-    elif item.two_handed and eq[_SLOT_SHIELD] != EMPTY:
+        inv[free], eq[SLOT_SHIELD] = eq[SLOT_SHIELD], EMPTY
+    elif item.two_handed and eq[SLOT_SHIELD] != EMPTY:
         # no weapon worn: the shield comes off into the item's own slot
-        eq[_SLOT_WEAPON], inv[inv_slot], eq[_SLOT_SHIELD] = iid, eq[_SLOT_SHIELD], EMPTY
+        eq[SLOT_WEAPON], inv[inv_slot], eq[SLOT_SHIELD] = iid, eq[SLOT_SHIELD], EMPTY
     elif slot is Slot.SHIELD and eq[Slot.WEAPON] != EMPTY and ITEMS[eq[Slot.WEAPON]].two_handed:
-        eq[_SLOT_SHIELD], inv[inv_slot] = iid, eq[_SLOT_WEAPON]
-        eq[_SLOT_WEAPON] = EMPTY
+        eq[SLOT_SHIELD], inv[inv_slot] = iid, eq[SLOT_WEAPON]
+        eq[SLOT_WEAPON] = EMPTY
     else:
         eq[slot], inv[inv_slot] = iid, eq[slot]
-    if eq[_SLOT_WEAPON] != old_weapon:
+    if eq[SLOT_WEAPON] != old_weapon:
         on_weapon_changed(p)
-    if eq[_SLOT_WEAPON] != Ids.GRANITE_MAUL:
+    if eq[SLOT_WEAPON] != Ids.GRANITE_MAUL:
         clear_target(p)
     recompute_bonuses(p)
     return True
@@ -96,7 +103,7 @@ def unequip(p: PlayerState, slot: int) -> bool:
         return False
     free = p.inventory.index(EMPTY)
     p.inventory[free], p.equipment[slot] = p.equipment[slot], EMPTY
-    if slot == _SLOT_WEAPON:
+    if slot == SLOT_WEAPON:
         on_weapon_changed(p)
     recompute_bonuses(p)
     return True

@@ -57,6 +57,20 @@ class Bonus(IntEnum):
 
 NUM_BONUSES = len(Bonus)
 
+# Plain-int copies of the indices read in the tick (see the note in `state.py`).
+SLOT_WEAPON = int(Slot.WEAPON)
+SLOT_AMMO = int(Slot.AMMO)
+SLOT_SHIELD = int(Slot.SHIELD)
+SLOT_RING = int(Slot.RING)
+B_MAGIC_ATTACK = int(Bonus.MAGIC_ATTACK)
+B_RANGED_ATTACK = int(Bonus.RANGED_ATTACK)
+B_SLASH_DEFENCE = int(Bonus.SLASH_DEFENCE)
+B_MAGIC_DEFENCE = int(Bonus.MAGIC_DEFENCE)
+B_RANGED_DEFENCE = int(Bonus.RANGED_DEFENCE)
+B_MELEE_STRENGTH = int(Bonus.MELEE_STRENGTH)
+B_RANGED_STRENGTH = int(Bonus.RANGED_STRENGTH)
+B_MAGIC_DAMAGE_TENTHS = int(Bonus.MAGIC_DAMAGE_TENTHS)
+
 
 class Stance(Enum):
     """Fight-style stance (spec §6.2, stance effects)."""
@@ -215,6 +229,12 @@ class PotionType(IntEnum):
     RESTORE = 2
     COMBAT = 3
     RANGING = 4
+
+
+POT_BREW = int(PotionType.BREW)
+POT_RESTORE = int(PotionType.RESTORE)
+POT_COMBAT = int(PotionType.COMBAT)
+POT_RANGING = int(PotionType.RANGING)
 
 
 @dataclass(frozen=True, slots=True)

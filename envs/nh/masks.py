@@ -15,11 +15,29 @@ import numpy as np
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
-from envs.nh.items import ITEMS, Ids, PotionType, Slot
+from envs.nh.items import ITEMS, POT_BREW, POT_COMBAT, POT_RANGING, POT_RESTORE, SLOT_SHIELD, Ids, PotionType
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.params import FightParams
-from envs.nh.state import EMPTY, FightMode, PlayerState, Skill, Spellbook, TimerId
+from envs.nh.state import (
+    EMPTY,
+    SK_ATTACK,
+    SK_DEFENCE,
+    SK_HITPOINTS,
+    SK_MAGIC,
+    SK_PRAYER,
+    SK_RANGED,
+    SK_STRENGTH,
+    T_ATTACK,
+    T_FOOD,
+    T_FREEZE,
+    T_KARAMBWAN,
+    T_POTION,
+    T_VENGEANCE_COOLDOWN,
+    FightMode,
+    PlayerState,
+    Spellbook,
+)
 
 if TYPE_CHECKING:
     from envs.nh.sim import FightSim
@@ -70,13 +88,13 @@ def loadout_facts(load: Loadout) -> LoadoutFacts:
         spec_weapon=spec,
         spec_two_handed=spec is not None and ITEMS[spec].two_handed,
         spec_cost=ss[1] if ss else None,
-        brew_defence_cap=base[_DEF] + 2 + base[_DEF] * 20 // 100,
+        brew_defence_cap=base[SK_DEFENCE] + 2 + base[SK_DEFENCE] * 20 // 100,
         combat_caps=(
-            base[_ATT] + combat_boost(base[_ATT]),
-            base[_STR] + combat_boost(base[_STR]),
-            base[_DEF] + combat_boost(base[_DEF]),
+            base[SK_ATTACK] + combat_boost(base[SK_ATTACK]),
+            base[SK_STRENGTH] + combat_boost(base[SK_STRENGTH]),
+            base[SK_DEFENCE] + combat_boost(base[SK_DEFENCE]),
         ),
-        ranged_cap=base[_RNG] + ranging_boost(base[_RNG]),
+        ranged_cap=base[SK_RANGED] + ranging_boost(base[SK_RANGED]),
     )
 
 
@@ -106,21 +124,8 @@ def has_potion(p: PlayerState, potion: PotionType) -> bool:
     return p.potion_doses(potion) > 0
 
 
-# plain ints bound once: enum attribute access costs ~200 ns on Python 3.11, the masks read ~40
-_ATT, _STR, _DEF, _HP, _RNG, _MAG, _PRAY = (
-    int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE), int(Skill.HITPOINTS),
-    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
-)
+# members bound once: enum attribute access costs ~200 ns on Python 3.11, the masks read ~40
 _ANCIENT, _LUNAR, _LMS = Spellbook.ANCIENT, Spellbook.LUNAR, FightMode.LMS
-_T_ATTACK, _T_FOOD, _T_KARAMBWAN, _T_POTION, _T_FREEZE, _T_VENG = (
-    int(TimerId.ATTACK), int(TimerId.FOOD), int(TimerId.KARAMBWAN), int(TimerId.POTION),
-    int(TimerId.FREEZE), int(TimerId.VENGEANCE_COOLDOWN),
-)
-_SHIELD = int(Slot.SHIELD)
-_BREW = int(PotionType.BREW)
-_RESTORE = int(PotionType.RESTORE)
-_COMBAT = int(PotionType.COMBAT)
-_RANGING = int(PotionType.RANGING)
 _GRANITE_MAUL, _ANGLERFISH = Ids.GRANITE_MAUL, Ids.ANGLERFISH
 _WX0, _WX1 = movement.WILDERNESS_X
 _WY0, _WY1 = movement.WILDERNESS_Y
@@ -153,11 +158,11 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
     q = sim.players[1 - p.index]
     lv, base = p.level, p.base
     ticks, qticks = p.timer_ticks, q.timer_ticks
-    can_attack = ticks[_T_ATTACK] <= 1
+    can_attack = ticks[T_ATTACK] <= 1
     gate = can_attack or not prm.only_switch_gear_when_attack_soon
-    can_move = ticks[_T_FREEZE] <= 1
-    target_can_move = qticks[_T_FREEZE] <= 1
-    target_attack_ready = qticks[_T_ATTACK] <= 1
+    can_move = ticks[T_FREEZE] <= 1
+    target_can_move = qticks[T_FREEZE] <= 1
+    target_attack_ready = qticks[T_ATTACK] <= 1
     px, py, qx, qy = p.x, p.y, q.x, q.y
     dx, dy = px - qx, py - qy
     adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
@@ -165,11 +170,11 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
     can_melee = in_melee or can_move
     inv = p.inventory_facts()
     doses = inv.doses
-    can_2h = inv.has_free_slot or p.equipment[_SHIELD] == EMPTY
+    can_2h = inv.has_free_slot or p.equipment[SLOT_SHIELD] == EMPTY
     energy = p.special_energy
     ancient = p.spellbook is _ANCIENT
-    magic = lv[_MAG]
-    hp, base_hp = lv[_HP], base[_HP]
+    magic = lv[SK_MAGIC]
+    hp, base_hp = lv[SK_HITPOINTS], base[SK_HITPOINTS]
 
     ice = gate and facts.magic_set and ancient and magic >= ICE_MIN_MAGIC
     blood = gate and facts.magic_set and ancient and magic >= BLOOD_MIN_MAGIC and hp < base_hp
@@ -187,26 +192,26 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
     )
     # head 4: potions
     brew_ok = restore_ok = combat_ok = ranging_ok = False
-    if ticks[_T_POTION] <= 1:
-        brew_useful = lv[_DEF] < facts.brew_defence_cap - 1 or hp <= base_hp
-        brew_ok = brew_useful and doses[_BREW] > 0
+    if ticks[T_POTION] <= 1:
+        brew_useful = lv[SK_DEFENCE] < facts.brew_defence_cap - 1 or hp <= base_hp
+        brew_ok = brew_useful and doses[POT_BREW] > 0
         below = (  # §14.3: any of Att/Def/Str/Rng/Mag/Prayer below base
-            lv[_ATT] < base[_ATT]
-            or lv[_DEF] < base[_DEF]
-            or lv[_STR] < base[_STR]
-            or lv[_RNG] < base[_RNG]
-            or lv[_MAG] < base[_MAG]
-            or lv[_PRAY] < base[_PRAY]
+            lv[SK_ATTACK] < base[SK_ATTACK]
+            or lv[SK_DEFENCE] < base[SK_DEFENCE]
+            or lv[SK_STRENGTH] < base[SK_STRENGTH]
+            or lv[SK_RANGED] < base[SK_RANGED]
+            or lv[SK_MAGIC] < base[SK_MAGIC]
+            or lv[SK_PRAYER] < base[SK_PRAYER]
         )
-        restore_ok = below and doses[_RESTORE] > 0
+        restore_ok = below and doses[POT_RESTORE] > 0
         a_cap, s_cap, d_cap = facts.combat_caps
-        combat_useful = a_cap > lv[_ATT] + 1 or s_cap > lv[_STR] + 1 or d_cap > lv[_DEF] + 1
-        combat_ok = combat_useful and doses[_COMBAT] > 0
-        ranging_ok = facts.ranged_cap > lv[_RNG] + 1 and doses[_RANGING] > 0
+        combat_useful = a_cap > lv[SK_ATTACK] + 1 or s_cap > lv[SK_STRENGTH] + 1 or d_cap > lv[SK_DEFENCE] + 1
+        combat_ok = combat_useful and doses[POT_COMBAT] > 0
+        ranging_ok = facts.ranged_cap > lv[SK_RANGED] + 1 and doses[POT_RANGING] > 0
     # head 5: food
     food = inv.primary_food
     eat_ok = False
-    if ticks[_T_FOOD] <= 1 and food is not None:
+    if ticks[T_FOOD] <= 1 and food is not None:
         eat_ok = hp <= base_hp if food == _ANGLERFISH else hp < base_hp
     # heads 9–10: movement; farOK(k) for k = 2..7 (the ring at distance k around the target)
     move_ok = can_move and (prm.allow_moving_if_can_attack or not can_attack)
@@ -230,7 +235,7 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
         adjacent_ok = under_ok = diagonal_ok = False
     far_any_ok = move_ok and far_any
     # head 11: prayer
-    prayer_left = lv[_PRAY] > 0
+    prayer_left = lv[SK_PRAYER] > 0
     protect = prayer_left and (target_attack_ready or not prm.only_switch_prayer_when_about_to_attack)
     lms = sim.fight_mode is _LMS
     no_food = not (inv.sharks or inv.karambwans or inv.anglerfish)
@@ -242,8 +247,8 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
         True, ice, blood, mage_spec,  # head 3: mage type
         True, brew_ok, restore_ok, combat_ok, ranging_ok,  # head 4: potion
         True, eat_ok,  # head 5: food
-        True, ticks[_T_KARAMBWAN] <= 1 and inv.karambwans > 0 and hp < base_hp,  # head 6: karambwan
-        True, ticks[_T_VENG] <= 1 and p.spellbook is _LUNAR,  # head 7: vengeance
+        True, ticks[T_KARAMBWAN] <= 1 and inv.karambwans > 0 and hp < base_hp,  # head 6: karambwan
+        True, ticks[T_VENGEANCE_COOLDOWN] <= 1 and p.spellbook is _LUNAR,  # head 7: vengeance
         True, target_attack_ready,  # head 8: tank gear
         True, adjacent_ok, under_ok, far_any_ok, diagonal_ok,  # head 9: movement
         True, *far,  # head 10: farcast distance
@@ -257,7 +262,7 @@ def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar:
             prm.allow_redemption
             and not lms
             and no_food
-            and doses[_BREW] <= 0
+            and doses[POT_BREW] <= 0
             and (bool(p.hit_queue) or target_attack_ready)
             and prayer_left
         ),

@@ -16,18 +16,45 @@ import numpy as np
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, OBS_SIZE, Obs
-from envs.nh.items import ITEMS, RANGED_RANGE_TILES, Bonus, CombatStyle, Ids, PotionType, Slot
+from envs.nh.items import (
+    B_MAGIC_DEFENCE,
+    B_RANGED_DEFENCE,
+    B_SLASH_DEFENCE,
+    ITEMS,
+    POT_BREW,
+    POT_COMBAT,
+    POT_RANGING,
+    POT_RESTORE,
+    RANGED_RANGE_TILES,
+    SLOT_WEAPON,
+    Bonus,
+    CombatStyle,
+    Ids,
+)
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.prayers import Prayer
 from envs.nh.state import (
+    SK_ATTACK,
+    SK_DEFENCE,
+    SK_HITPOINTS,
+    SK_MAGIC,
+    SK_PRAYER,
+    SK_RANGED,
+    SK_STRENGTH,
+    T_ATTACK,
+    T_FOOD,
+    T_FREEZE,
+    T_FREEZE_IMMUNITY,
+    T_KARAMBWAN,
+    T_POTION,
+    T_VENGEANCE_COOLDOWN,
     TIMER_NEVER_SET,
     WEAPON_FAMILY,
     FightMode,
     PlayerState,
     Skill,
     Spellbook,
-    TimerId,
 )
 from envs.nh.stats import RECENT_WINDOW, EpisodeStats, visible_bonuses
 
@@ -179,29 +206,12 @@ if OI.IS_PLAYER_LUNAR_SPELLBOOK != OI.IS_TARGET_LUNAR_SPELLBOOK - 1:  # the one 
     raise AssertionError("entry 164 must sit between the Vengeance run and the tail run (§15.2 layout)")
 
 # plain ints and members bound once (see `_ObsIndex`)
-_HP, _ATT, _STR, _DEF, _RNG, _MAG, _PRAY = (
-    int(Skill.HITPOINTS), int(Skill.ATTACK), int(Skill.STRENGTH), int(Skill.DEFENCE),
-    int(Skill.RANGED), int(Skill.MAGIC), int(Skill.PRAYER),
-)
-_T_ATTACK, _T_FOOD, _T_KARAMBWAN, _T_POTION = (
-    int(TimerId.ATTACK), int(TimerId.FOOD), int(TimerId.KARAMBWAN), int(TimerId.POTION)
-)
-_T_FREEZE, _T_FREEZE_IMMUNITY, _T_VENG = (
-    int(TimerId.FREEZE), int(TimerId.FREEZE_IMMUNITY), int(TimerId.VENGEANCE_COOLDOWN)
-)
-_WEAPON = int(Slot.WEAPON)
 _MELEE, _RANGED, _MAGIC = CombatStyle.MELEE, CombatStyle.RANGED, CombatStyle.MAGIC
 _PROTECT_MELEE, _PROTECT_MISSILES, _PROTECT_MAGIC = (
     Prayer.PROTECT_FROM_MELEE, Prayer.PROTECT_FROM_MISSILES, Prayer.PROTECT_FROM_MAGIC
 )
 _SMITE, _REDEMPTION = Prayer.SMITE, Prayer.REDEMPTION
-_RANGING, _COMBAT, _RESTORE, _BREW = (
-    int(PotionType.RANGING), int(PotionType.COMBAT), int(PotionType.RESTORE), int(PotionType.BREW)
-)
 _MAGIC_DAMAGE_TENTHS = Bonus.MAGIC_DAMAGE_TENTHS
-_VIS_RANGED_DEF, _VIS_MAGIC_DEF, _VIS_SLASH_DEF = (
-    int(Bonus.RANGED_DEFENCE), int(Bonus.MAGIC_DEFENCE), int(Bonus.SLASH_DEFENCE)
-)
 _MASK_BLOOD, _MASK_ICE, _MASK_MAGE_SPEC = HEAD_OFFSETS[3] + 2, HEAD_OFFSETS[3] + 1, HEAD_OFFSETS[3] + 3
 _MASK_RANGED, _MASK_RANGED_SPEC = HEAD_OFFSETS[2] + 1, HEAD_OFFSETS[2] + 2
 _MASK_MELEE, _MASK_MELEE_SPEC = HEAD_OFFSETS[1] + 1, HEAD_OFFSETS[1] + 2
@@ -278,10 +288,10 @@ class ObservationEncoder:
         self._default_samples = [values[default] for _, _, _, default in _TARGET_SAMPLES]
         base = p.base
         # denominators of entries 34–37: base + the potion's boost (spec §15.2, §8.3)
-        self._str_cap = base[_STR] + combat_boost(base[_STR])
-        self._att_cap = base[_ATT] + combat_boost(base[_ATT])
-        self._def_cap = base[_DEF] + combat_boost(base[_DEF])
-        self._rng_cap = base[_RNG] + ranging_boost(base[_RNG])
+        self._str_cap = base[SK_STRENGTH] + combat_boost(base[SK_STRENGTH])
+        self._att_cap = base[SK_ATTACK] + combat_boost(base[SK_ATTACK])
+        self._def_cap = base[SK_DEFENCE] + combat_boost(base[SK_DEFENCE])
+        self._rng_cap = base[SK_RANGED] + ranging_boost(base[SK_RANGED])
         self._ancient = p.spellbook is Spellbook.ANCIENT
         self._stats_key: tuple[int, int] | None = None
         self._stats: tuple[float, ...] = ()
@@ -297,23 +307,23 @@ class ObservationEncoder:
         mine, theirs = self._mine, self._theirs
         lv, base = p.level, p.base
         ticks, qticks = p.timer_ticks, q.timer_ticks
-        wid, qwid = p.equipment[_WEAPON], q.equipment[_WEAPON]
+        wid, qwid = p.equipment[SLOT_WEAPON], q.equipment[SLOT_WEAPON]
         fam, tfam = WEAPON_FAMILY.get(wid, _MELEE), WEAPON_FAMILY.get(qwid, _MELEE)
         pr, tpr = p.prayers, q.prayers
         inv = p.inventory_facts()
         doses = inv.doses
-        base_hp, q_base_hp = base[_HP], q.base[_HP]
+        base_hp, q_base_hp = base[SK_HITPOINTS], q.base[SK_HITPOINTS]
         px, py, qx, qy = p.x, p.y, q.x, q.y
         dx, dy = px - qx, py - qy
         adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
         distance = adx if adx > ady else ady  # movement.distance(p, q)
-        u = p.timer_uncapped[_T_ATTACK]
+        u = p.timer_uncapped[T_ATTACK]
         if u == TIMER_NEVER_SET:
             u = FOOD_DELAY_NEVER
         pend_t, first_t = _pending_on(q)
         first_p = _pending_on(p)[1]
         my_hits, their_hits = self._ev_me.hits, self._ev_them.hits
-        magic = lv[_MAG]
+        magic = lv[SK_MAGIC]
         ancient = self._ancient
         if p.walk_queue:
             ex, ey = p.walk_queue[-1]
@@ -323,25 +333,25 @@ class ObservationEncoder:
             dest_to_target = min(MAX_DISTANCE_OBS, distance)
             to_dest = 0
         ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
-        t = ticks[_T_FREEZE]
+        t = ticks[T_FREEZE]
         frozen = t - 1 if t > 1 else 0
-        t = qticks[_T_FREEZE]
+        t = qticks[T_FREEZE]
         target_frozen = t - 1 if t > 1 else 0
-        t = ticks[_T_FREEZE_IMMUNITY]
+        t = ticks[T_FREEZE_IMMUNITY]
         immune = t - 1 if t > 1 else 0
-        t = qticks[_T_FREEZE_IMMUNITY]
+        t = qticks[T_FREEZE_IMMUNITY]
         target_immune = t - 1 if t > 1 else 0
-        t = ticks[_T_ATTACK]
+        t = ticks[T_ATTACK]
         attack_cycle = t - 1 if t > 1 else 0
-        t = ticks[_T_FOOD]
+        t = ticks[T_FOOD]
         food_cycle = t - 1 if t > 1 else 0
-        t = ticks[_T_POTION]
+        t = ticks[T_POTION]
         potion_cycle = t - 1 if t > 1 else 0
-        t = ticks[_T_KARAMBWAN]
+        t = ticks[T_KARAMBWAN]
         karambwan_cycle = t - 1 if t > 1 else 0
-        t = qticks[_T_ATTACK]
+        t = qticks[T_ATTACK]
         target_attack_cycle = t - 1 if t > 1 else 0
-        t = qticks[_T_FOOD]
+        t = qticks[T_FOOD]
         target_food_cycle = t - 1 if t > 1 else 0
         out[:] = self._static
         off, run = _RUN_TICK
@@ -358,7 +368,7 @@ class ObservationEncoder:
             _PROTECT_MAGIC in pr,
             _SMITE in pr,
             _REDEMPTION in pr,
-            lv[_HP] / base_hp,  # 10 player_health_percent
+            lv[SK_HITPOINTS] / base_hp,  # 10 player_health_percent
             mine.observed_opponent_hp,
             tfam is _MELEE,  # 12 target_using_melee
             tfam is _RANGED,
@@ -370,23 +380,23 @@ class ObservationEncoder:
             _SMITE in tpr,
             _REDEMPTION in tpr,
             q.special_energy,  # 21 target_special_percent
-            doses[_RANGING],  # 22 range_potion_doses
-            doses[_COMBAT],
-            doses[_RESTORE],
-            doses[_BREW],
+            doses[POT_RANGING],  # 22 range_potion_doses
+            doses[POT_COMBAT],
+            doses[POT_RESTORE],
+            doses[POT_BREW],
             inv.anglerfish + inv.sharks,  # 26 food_count
             inv.karambwans,
-            lv[_PRAY] / base[_PRAY],  # 28 prayer_points
+            lv[SK_PRAYER] / base[SK_PRAYER],  # 28 prayer_points
             frozen,  # 29 player_frozen_ticks
             target_frozen,
             immune,
             target_immune,
             adx + ady == 1,  # 33 player_location_can_melee: `movement.in_melee_range`
-            lv[_STR] / self._str_cap,  # 34 strength_level
-            lv[_ATT] / self._att_cap,
-            lv[_DEF] / self._def_cap,
-            lv[_RNG] / self._rng_cap,
-            magic / base[_MAG],  # 38 magic_level
+            lv[SK_STRENGTH] / self._str_cap,  # 34 strength_level
+            lv[SK_ATTACK] / self._att_cap,
+            lv[SK_DEFENCE] / self._def_cap,
+            lv[SK_RANGED] / self._rng_cap,
+            magic / base[SK_MAGIC],  # 38 magic_level
             attack_cycle,  # 39 attack_cycle_ticks
             food_cycle,
             potion_cycle,
@@ -426,13 +436,13 @@ class ObservationEncoder:
         vis = visible_bonuses(q)
         off, run = _RUN_TARGET_GEAR
         run.pack_into(
-            out, off, vis[_VIS_RANGED_DEF], vis[_VIS_MAGIC_DEF], vis[_VIS_SLASH_DEF], *self._samples
+            out, off, vis[B_RANGED_DEFENCE], vis[B_MAGIC_DEFENCE], vis[B_SLASH_DEFENCE], *self._samples
         )  # 142–144, then 145–159
         off, run = _RUN_VENG
         run.pack_into(out, off, p.vengeance, q.vengeance)  # 162, 163
-        t = ticks[_T_VENG]
+        t = ticks[T_VENGEANCE_COOLDOWN]
         veng_cooldown = t - 1 if t > 1 else 0
-        t = qticks[_T_VENG]
+        t = qticks[T_VENGEANCE_COOLDOWN]
         target_veng_cooldown = t - 1 if t > 1 else 0
         off, run = _RUN_TAIL
         run.pack_into(

@@ -10,11 +10,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from envs.nh.items import CombatStyle, Ids, PotionType, Slot
+from envs.nh.items import POT_BREW, SLOT_WEAPON, CombatStyle, Ids, PotionType
 from envs.nh.operations import brew_hp_boost, nominal_heal
 from envs.nh.prayers import Prayer
 from envs.nh.sim import Outcome
-from envs.nh.state import WEAPON_FAMILY, InventoryFacts, PlayerState, Skill, TimerId
+from envs.nh.state import (
+    SK_ATTACK,
+    SK_DEFENCE,
+    SK_HITPOINTS,
+    SK_MAGIC,
+    SK_PRAYER,
+    SK_RANGED,
+    SK_STRENGTH,
+    T_FREEZE,
+    WEAPON_FAMILY,
+    InventoryFacts,
+    PlayerState,
+)
 
 if TYPE_CHECKING:
     from envs.nh.sim import FightSim
@@ -55,18 +67,6 @@ def remaining_brew_scale(p: PlayerState) -> float:
 
 # plain ints and members bound once: enum attribute access costs ~200 ns on Python 3.11
 _SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
-_BREW = int(PotionType.BREW)
-_HP, _ATT, _STR, _DEF, _RNG, _MAG, _PRAY = (
-    int(Skill.HITPOINTS),
-    int(Skill.ATTACK),
-    int(Skill.STRENGTH),
-    int(Skill.DEFENCE),
-    int(Skill.RANGED),
-    int(Skill.MAGIC),
-    int(Skill.PRAYER),
-)
-_T_FREEZE = int(TimerId.FREEZE)
-_WEAPON = int(Slot.WEAPON)
 _MELEE = CombatStyle.MELEE
 _NAME_OR_NULL: dict[CombatStyle | None, str] = {**STYLE_NAMES, None: NULL_STYLE}
 _PROTECTIONS = (  # the check order of `sim.protection_style`: Magic, Missiles, Melee
@@ -90,7 +90,7 @@ def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
     q = sim.players[1 - p.index]
     me, them = sim.events[p.index], sim.events[q.index]
     lv, base = p.level, p.base
-    bp, bq = base[_HP], q.base[_HP]
+    bp, bq = base[SK_HITPOINTS], q.base[SK_HITPOINTS]
     my_hits, their_hits = me.hits, them.hits
     inv, q_inv = p.inventory_facts(), q.inventory_facts()
     s: dict[str, Any] = {
@@ -105,19 +105,19 @@ def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
         "playerHealedScale": me.healed / bp,
         "targetHealedScale": them.healed / bq if not q.is_baseline else 0.0,
         "currentTargetPrayerType": _protection_name(q.prayers),
-        "targetAttackStyleType": STYLE_NAMES[WEAPON_FAMILY.get(q.equipment[_WEAPON], _MELEE)],
-        "playerFrozenTicks": p.timer_ticks[_T_FREEZE],
-        "targetFrozenTicks": q.timer_ticks[_T_FREEZE],
-        "currentPrayerPercent": lv[_PRAY] / base[_PRAY],
-        "attackLevelScale": lv[_ATT] / base[_ATT],
-        "strengthLevelScale": lv[_STR] / base[_STR],
-        "defenceLevelScale": lv[_DEF] / base[_DEF],
-        "rangedLevelScale": lv[_RNG] / base[_RNG],
-        "magicLevelScale": lv[_MAG] / base[_MAG],
+        "targetAttackStyleType": STYLE_NAMES[WEAPON_FAMILY.get(q.equipment[SLOT_WEAPON], _MELEE)],
+        "playerFrozenTicks": p.timer_ticks[T_FREEZE],
+        "targetFrozenTicks": q.timer_ticks[T_FREEZE],
+        "currentPrayerPercent": lv[SK_PRAYER] / base[SK_PRAYER],
+        "attackLevelScale": lv[SK_ATTACK] / base[SK_ATTACK],
+        "strengthLevelScale": lv[SK_STRENGTH] / base[SK_STRENGTH],
+        "defenceLevelScale": lv[SK_DEFENCE] / base[SK_DEFENCE],
+        "rangedLevelScale": lv[SK_RANGED] / base[SK_RANGED],
+        "magicLevelScale": lv[SK_MAGIC] / base[SK_MAGIC],
         "remainingFoodScale": _food_total(inv, bp) / bp,
         "targetRemainingFoodScale": _food_total(q_inv, bq) / bq,
-        "remainingBrewScale": inv.doses[_BREW] * brew_hp_boost(bp) / bp,
-        "targetRemainingBrewScale": q_inv.doses[_BREW] * brew_hp_boost(bq) / bq,
+        "remainingBrewScale": inv.doses[POT_BREW] * brew_hp_boost(bp) / bp,
+        "targetRemainingBrewScale": q_inv.doses[POT_BREW] * brew_hp_boost(bq) / bq,
     }
     if their_hits:
         last = their_hits[-1]
@@ -237,17 +237,20 @@ class _ResolvedWeights:
             setattr(self, name, schedule_value(getattr(w, name), progress))
 
 
-_resolved_cache: list[tuple[RewardWeights, float, Any]] = []
+_RESOLVED_CACHE_SIZE = 1024
+_resolved_cache: dict[int, tuple[RewardWeights, float, Any]] = {}
 
 
 def _resolved(w: RewardWeights, progress: float) -> Any:
-    """`_ResolvedWeights` of (w, progress), remembered for the last pair (engines keep both fixed)."""
-    if _resolved_cache:
-        cw, cp, c = _resolved_cache[0]
-        if cw is w and cp == progress:
-            return c
+    """`_ResolvedWeights` of (w, progress), remembered per weights object: a process often steps many
+    engines, each with its own weights (e.g. an RLlib env runner's 32 envs), all at one progress."""
+    hit = _resolved_cache.get(id(w))
+    if hit is not None and hit[0] is w and hit[1] == progress:  # the entry holds w, so its id is not reused
+        return hit[2]
     c = _ResolvedWeights(w, progress)
-    _resolved_cache[:] = [(w, progress, c)]
+    if len(_resolved_cache) >= _RESOLVED_CACHE_SIZE:
+        _resolved_cache.clear()
+    _resolved_cache[id(w)] = (w, progress, c)
     return c
 
 

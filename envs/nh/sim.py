@@ -33,12 +33,19 @@ from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.prayers import PRAYERS, Prayer
 from envs.nh.spells import FREEZE_IMMUNITY_EXTRA_TICKS, SPELLS
 from envs.nh.state import (
+    SK_DEFENCE,
+    SK_HITPOINTS,
+    SK_MAGIC,
+    SK_PRAYER,
+    T_ATTACK,
+    T_FREEZE,
+    T_FREEZE_IMMUNITY,
+    T_STAT_CHANGE,
     FightMode,
     PendingHit,
     PlayerState,
     Skill,
     Spellbook,
-    TimerId,
 )
 from envs.nh.stats import EpisodeStats, HitRecord, TickEvents
 
@@ -57,14 +64,6 @@ _PRAYER_REDEMPTION = Prayer.REDEMPTION
 _PRAYER_SMITE = Prayer.SMITE
 _SPELLBOOK_ANCIENT = Spellbook.ANCIENT
 # ... and plain-int copies of the enum indices read in the tick, for the same reason.
-_SK_DEFENCE = int(Skill.DEFENCE)
-_SK_HITPOINTS = int(Skill.HITPOINTS)
-_SK_MAGIC = int(Skill.MAGIC)
-_SK_PRAYER = int(Skill.PRAYER)
-_T_ATTACK = int(TimerId.ATTACK)
-_T_FREEZE = int(TimerId.FREEZE)
-_T_FREEZE_IMMUNITY = int(TimerId.FREEZE_IMMUNITY)
-_T_STAT_CHANGE = int(TimerId.STAT_CHANGE)
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +229,7 @@ class FightSim:
         )
         on_weapon_changed(p)
         recompute_bonuses(p)
-        p.set_timer(_T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
+        p.set_timer(T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
         return p
 
     def opponent(self, p: PlayerState) -> PlayerState:
@@ -315,7 +314,7 @@ class FightSim:
 
     def _movement(self, p: PlayerState) -> None:
         """Movement step (spec §11.3, §11.4): frozen players stay, attackers follow first."""
-        if p.timer_active(_T_FREEZE):
+        if p.timer_active(T_FREEZE):
             movement.reset_walk(p)
             return
         t = p.target
@@ -336,9 +335,9 @@ class FightSim:
 
     def _stat_change(self, p: PlayerState) -> None:
         """Natural restore and decay every 100 ticks (spec §9.4)."""
-        if p.timer_active(_T_STAT_CHANGE) or p.hp <= 0:
+        if p.timer_active(T_STAT_CHANGE) or p.hp <= 0:
             return
-        p.set_timer(_T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
+        p.set_timer(T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
         lv, base = p.level, p.base
         for s in Skill:
             if s is not Skill.PRAYER and lv[s] < base[s]:
@@ -370,11 +369,11 @@ class FightSim:
     def _apply_damage_queue(self, v: PlayerState) -> None:
         """Every queued amount lands this pass, capped to the current hitpoints (spec §4.5 step 10)."""
         for amount in v.damage_queue:
-            hp = v.level[_SK_HITPOINTS]
+            hp = v.level[SK_HITPOINTS]
             dealt = amount if amount < hp else hp
-            v.level[_SK_HITPOINTS] = hp - dealt
+            v.level[SK_HITPOINTS] = hp - dealt
             v.hitsplats.append(dealt)
-            if v.level[_SK_HITPOINTS] <= 0:
+            if v.level[SK_HITPOINTS] <= 0:
                 v.dying = True
         v.damage_queue.clear()
 
@@ -388,7 +387,7 @@ class FightSim:
             if _PRAYER_REDEMPTION in v.prayers:
                 self._redemption(v, total)
             if _PRAYER_SMITE in a.prayers:
-                v.level[_SK_PRAYER] = max(0, v.level[_SK_PRAYER] - total // SMITE_DIVISOR)
+                v.level[SK_PRAYER] = max(0, v.level[SK_PRAYER] - total // SMITE_DIVISOR)
         if hit.accurate or hit.style is not _COMBAT_STYLE_MAGIC:
             v.damage_queue.extend(hit.damages)
         if hit.effect:
@@ -417,9 +416,9 @@ class FightSim:
         """Spec §6.10.4."""
         remaining = v.hp - total
         if 0 < remaining <= v.base_hp // REDEMPTION_TRIGGER_DIVISOR:
-            v.level[_SK_PRAYER] = 0
+            v.level[SK_PRAYER] = 0
             operations.deactivate_all_prayers(v)
-            amount = v.base[_SK_PRAYER] * REDEMPTION_HEAL_PCT // 100
+            amount = v.base[SK_PRAYER] * REDEMPTION_HEAL_PCT // 100
             self.events[v.index].healed += operations.heal(v, amount, v.base_hp)
 
     def _after_hit_effect(self, v: PlayerState, hit: PendingHit, total: int) -> None:
@@ -427,7 +426,7 @@ class FightSim:
         a = hit.attacker
         if hit.effect == "statius":
             if hit.accurate and total > 0:
-                v.level[_SK_DEFENCE] = v.level[_SK_DEFENCE] * STATIUS_DEFENCE_PCT // 100
+                v.level[SK_DEFENCE] = v.level[SK_DEFENCE] * STATIUS_DEFENCE_PCT // 100
         elif hit.effect == "ags_sacrifice":
             if hit.accurate:
                 self._start_sacrifice(a, v)
@@ -510,13 +509,13 @@ class FightSim:
         if not movement.can_reach(a, t, method.style is _COMBAT_STYLE_MELEE, attack_range(a, method), True):
             return
         # (b) attack timer (the granite-maul special ignores it)
-        if method is not _METHOD_GRANITE_MAUL and a.timer_active(_T_ATTACK):
+        if method is not _METHOD_GRANITE_MAUL and a.timer_active(T_ATTACK):
             return
         # (c) the method allows it
         if method is _METHOD_MAGIC_SPELL:
             spell = a.selected_spell
             assert spell is not None
-            if a.spellbook is not _SPELLBOOK_ANCIENT or a.level[_SK_MAGIC] < SPELLS[spell].level:
+            if a.spellbook is not _SPELLBOOK_ANCIENT or a.level[SK_MAGIC] < SPELLS[spell].level:
                 return
         elif method.is_special:
             cost = self._special_cost(a, method)
@@ -536,7 +535,7 @@ class FightSim:
     def _perform_attack(self, a: PlayerState, t: PlayerState, method: Method) -> None:
         outcome = create_hits(self.rng, a, t, movement.distance(a, t))
         if method is not _METHOD_GRANITE_MAUL:
-            a.set_timer(_T_ATTACK, outcome.attack_speed)
+            a.set_timer(T_ATTACK, outcome.attack_speed)
         if outcome.energy_cost:
             self.drain_special(a, outcome.energy_cost)
         a.special_armed = False
@@ -549,11 +548,11 @@ class FightSim:
             t.hit_queue.append(hit)
             ev.hits.append(HitRecord(hit, outcome.attack_speed, protection, smite))
             stats.record_hit(a, hit.style, protection)
-        if outcome.freeze_ticks and not t.timer_active(_T_FREEZE) and not t.timer_active(
-            _T_FREEZE_IMMUNITY
+        if outcome.freeze_ticks and not t.timer_active(T_FREEZE) and not t.timer_active(
+            T_FREEZE_IMMUNITY
         ):
-            t.set_timer(_T_FREEZE, outcome.freeze_ticks)
-            t.set_timer(_T_FREEZE_IMMUNITY, outcome.freeze_ticks + FREEZE_IMMUNITY_EXTRA_TICKS)
+            t.set_timer(T_FREEZE, outcome.freeze_ticks)
+            t.set_timer(T_FREEZE_IMMUNITY, outcome.freeze_ticks + FREEZE_IMMUNITY_EXTRA_TICKS)
             movement.reset_walk(t)
         if outcome.heal:
             ev.healed += operations.effect_heal(a, outcome.heal)
@@ -588,7 +587,7 @@ class FightSim:
             self.schedule(1, lambda: self._drain_prayer(p))
 
     def activate_prayers(self, p: PlayerState, prayers: Sequence[Prayer]) -> None:
-        if p.level[_SK_PRAYER] > 0:
+        if p.level[SK_PRAYER] > 0:
             for prayer in prayers:
                 self.activate_prayer(p, prayer)
 
@@ -603,9 +602,9 @@ class FightSim:
         p.prayer_drain_acc += per_tick
         if p.prayer_drain_acc >= 1:
             whole = int(p.prayer_drain_acc)
-            p.level[_SK_PRAYER] = max(0, p.level[_SK_PRAYER] - whole)
+            p.level[SK_PRAYER] = max(0, p.level[SK_PRAYER] - whole)
             p.prayer_drain_acc -= whole
-            if p.level[_SK_PRAYER] == 0:
+            if p.level[SK_PRAYER] == 0:
                 operations.deactivate_all_prayers(p)
                 p.prayer_drain_acc = 0.0
                 p.prayer_drain_running = False
@@ -622,7 +621,7 @@ class FightSim:
             st1.known_lunar_opponent = True
         if self.fight_mode is _FIGHT_MODE_LMS:
             for p in self.agents:
-                p.level[_SK_PRAYER] = p.base[_SK_PRAYER]
+                p.level[SK_PRAYER] = p.base[SK_PRAYER]
         for p, q, st in ((p0, p1, st0), (p1, p0, st1)):
             if q.hitsplats:
                 st.observed_opponent_hp = q.hp / q.base_hp

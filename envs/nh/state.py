@@ -15,12 +15,12 @@ from envs.nh.items import (
     CONSUMABLES,
     ITEMS,
     NUM_BONUSES,
+    SLOT_WEAPON,
     CombatStyle,
     FightStyle,
     Ids,
     Item,
     PotionType,
-    Slot,
 )
 from envs.nh.prayers import Prayer
 from envs.nh.spells import Spell
@@ -64,10 +64,24 @@ TIMER_NEVER_SET = -100
 """`uncapped` value of a timer that was never registered (spec §15.2 entry 43 uses −100)."""
 
 
-# Plain-int copies of the IntEnum indices read in the tick: attribute access on an enum class runs
-# a Python-level descriptor on Python 3.11 (~130 ns), a module global ~15 ns.
-_SK_HITPOINTS = int(Skill.HITPOINTS)
-_SLOT_WEAPON = int(Slot.WEAPON)
+# Plain-int copies of the IntEnum indices read in the tick, defined once here for every module of the
+# simulator: attribute access on an enum class runs a Python-level descriptor on Python 3.11 (~130 ns),
+# a module global ~15 ns. (`items.py` holds the same for slots, bonuses and potion types.)
+SK_ATTACK = int(Skill.ATTACK)
+SK_STRENGTH = int(Skill.STRENGTH)
+SK_DEFENCE = int(Skill.DEFENCE)
+SK_HITPOINTS = int(Skill.HITPOINTS)
+SK_RANGED = int(Skill.RANGED)
+SK_MAGIC = int(Skill.MAGIC)
+SK_PRAYER = int(Skill.PRAYER)
+T_ATTACK = int(TimerId.ATTACK)
+T_FOOD = int(TimerId.FOOD)
+T_KARAMBWAN = int(TimerId.KARAMBWAN)
+T_POTION = int(TimerId.POTION)
+T_FREEZE = int(TimerId.FREEZE)
+T_FREEZE_IMMUNITY = int(TimerId.FREEZE_IMMUNITY)
+T_VENGEANCE_COOLDOWN = int(TimerId.VENGEANCE_COOLDOWN)
+T_STAT_CHANGE = int(TimerId.STAT_CHANGE)
 
 
 class Spellbook(Enum):
@@ -197,16 +211,16 @@ class PlayerState:
     # ---- equipment views ------------------------------------------------------------------------
     @property
     def weapon(self) -> Item | None:
-        wid = self.equipment[_SLOT_WEAPON]
+        wid = self.equipment[SLOT_WEAPON]
         return ITEMS[wid] if wid != EMPTY else None
 
     @property
     def hp(self) -> int:
-        return self.level[_SK_HITPOINTS]
+        return self.level[SK_HITPOINTS]
 
     @property
     def base_hp(self) -> int:
-        return self.base[_SK_HITPOINTS]
+        return self.base[SK_HITPOINTS]
 
     def wears(self, item_id: int) -> bool:
         return item_id in self.equipment
@@ -293,4 +307,4 @@ WEAPON_FAMILY: dict[int, CombatStyle] = {
 
 def weapon_family(p: PlayerState) -> CombatStyle:
     """Style classification by the wielded weapon's class (spec §6.1): what observers see."""
-    return WEAPON_FAMILY.get(p.equipment[_SLOT_WEAPON], CombatStyle.MELEE)
+    return WEAPON_FAMILY.get(p.equipment[SLOT_WEAPON], CombatStyle.MELEE)

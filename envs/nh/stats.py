@@ -9,16 +9,13 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from envs.nh.items import ITEMS, Bonus, CombatStyle, Slot
+from envs.nh.items import B_MELEE_STRENGTH, ITEMS, SLOT_AMMO, SLOT_RING, Bonus, CombatStyle
 from envs.nh.state import EMPTY, PendingHit, PlayerState
 
 # Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
 # reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
 _COMBAT_STYLE_MELEE = CombatStyle.MELEE
-_B_MELEE_STRENGTH = int(Bonus.MELEE_STRENGTH)
-_SLOT_AMMO = int(Slot.AMMO)
-_SLOT_RING = int(Slot.RING)
 
 RECENT_WINDOW = 5  # §15.2 entries 82–95: "last 5" windows, always divided by 5
 GEAR_SAMPLE_BONUSES = (
@@ -48,7 +45,7 @@ def visible_bonuses(p: PlayerState) -> list[int]:
         return cached
     total = [0] * len(Bonus)
     for slot, iid in enumerate(key):
-        if iid == EMPTY or slot in (_SLOT_RING, _SLOT_AMMO):
+        if iid == EMPTY or slot in (SLOT_RING, SLOT_AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(len(total)):
@@ -122,6 +119,6 @@ class EpisodeStats:
         sample = visible_bonuses(attacker)  # shared, never mutated
         if style is _COMBAT_STYLE_MELEE:
             stored = self.gear_samples[_COMBAT_STYLE_MELEE]
-            if stored is not None and sample[_B_MELEE_STRENGTH] < stored[_B_MELEE_STRENGTH]:
+            if stored is not None and sample[B_MELEE_STRENGTH] < stored[B_MELEE_STRENGTH]:
                 return
         self.gear_samples[style] = sample

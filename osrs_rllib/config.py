@@ -678,7 +678,7 @@ class RunnersConfig(_Section):
     """Seconds a sample call may take before RLlib gives up on a runner; generous for slow laptops."""
     sampler: Literal["lockstep", "rllib"] = "lockstep"
     """``lockstep``: `osrs_rllib/lockstep_sampler.py`, all envs of a runner step together and each policy acts
-    once per tick on one batch (sampling ~1.4× faster here); ``rllib``: RLlib's generic `EnvRunnerV2`."""
+    once per tick on one batch (sampling ~1.7× faster here); ``rllib``: RLlib's generic `EnvRunnerV2`."""
 
     @property
     def total_envs(self) -> int:

@@ -321,6 +321,7 @@ def tensorboard(
     host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it private.")] = "127.0.0.1",
 ) -> None:
     """Start TensorBoard on the experiments' event files (bound to 127.0.0.1 unless told otherwise)."""
+    import os
     import subprocess
     import sys
 
@@ -331,6 +332,11 @@ def tensorboard(
     args = [sys.executable, "-m", "tensorboard.main", "--host", host, "--port", str(port)]
     args += ["--logdir_spec", spec] if spec else ["--logdir", str(logdir)]
     typer.echo(f"TensorBoard on http://{host}:{port} (Ctrl-C to stop)")
+    if os.name == "posix":
+        # Become TensorBoard rather than wait on it: a signal to this process (Ctrl-C, `kill`, a supervisor
+        # stopping it) then reaches the server itself instead of orphaning a child that keeps serving.
+        sys.stdout.flush()
+        os.execv(sys.executable, args)
     raise typer.Exit(subprocess.call(args))
 
 

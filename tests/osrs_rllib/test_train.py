@@ -213,5 +213,7 @@ def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
         proc.wait(timeout=30)
         if proc.stdout:
             proc.stdout.close()
+    with socket.socket() as s:  # stopping the command stops the server: nothing is left listening
+        assert s.connect_ex(("127.0.0.1", port)) != 0
     missing = run_cli("tensorboard", "--experiments-dir", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "no experiments directory" in missing.stderr

@@ -291,9 +291,6 @@ class LockstepSampler:
             self._end_episode(slot)
             return
         self._take_obs(slot, {a: o for a, o in obs.items() if not (terminateds.get(a) or truncateds.get(a))})
-        for agent in slot.obs:
-            if agent not in episode.policy_of:
-                raise RuntimeError(f"agent {agent!r} appeared in the middle of an episode")
 
     def _end_episode(self, slot: _Slot) -> None:
         worker = self.worker
@@ -316,8 +313,7 @@ class LockstepSampler:
                 media=dict(episode.media),
             )
         )
-        fresh = self._start_episode(episode.env_id)
-        slot.episode, slot.obs, slot.trajectories = fresh.episode, fresh.obs, fresh.trajectories
+        self.slots[episode.env_id] = self._start_episode(episode.env_id)
 
     # -- batches ----------------------------------------------------------------------------------
     def _bootstrap_values(self, bootstrap: list[tuple[_Trajectory, np.ndarray]]) -> dict[int, float]:

@@ -71,7 +71,7 @@ OnStep = Callable[[int, NHEngine, EngineStep], None]
 
 
 def play_fights(
-    params: FightParams,
+    params: FightParams | Sequence[FightParams],
     seeds: Sequence[int],
     seat0: Seat,
     seat1: Seat | None,
@@ -80,22 +80,30 @@ def play_fights(
     on_start: OnStart | None = None,
     on_step: OnStep | None = None,
 ) -> None:
-    """Play one fight per seed, `parallel` at a time; report through `on_start` and `on_step` (see module)."""
-    if seat1 is None and params.opponent == OPPONENT_AGENT:
-        raise ValueError("seat 1 needs a player when the engine's opponent is an agent")
-    if seat1 is not None and params.opponent != OPPONENT_AGENT:
-        raise ValueError(f"seat 1 is played by the engine ({params.opponent!r}); pass seat1=None")
+    """Play one fight per seed, `parallel` at a time; report through `on_start` and `on_step` (see module).
+
+    `params` is one set for every fight, or one per fight (e.g. a build per fight, to spread a tournament
+    evenly over builds); every fight must agree on who plays seat 1.
+    """
+    per_fight = [params] * len(seeds) if isinstance(params, FightParams) else list(params)
+    if len(per_fight) != len(seeds):
+        raise ValueError(f"{len(per_fight)} fight params for {len(seeds)} seeds; give one per fight or one for all")
+    for p in {p.opponent for p in per_fight}:
+        if seat1 is None and p == OPPONENT_AGENT:
+            raise ValueError("seat 1 needs a player when the engine's opponent is an agent")
+        if seat1 is not None and p != OPPONENT_AGENT:
+            raise ValueError(f"seat 1 is played by the engine ({p!r}); pass seat1=None")
     seats = (seat0,) if seat1 is None else (seat0, seat1)
     queue = list(range(len(seeds)))[::-1]
     slots = [
-        _Slot(NHEngine(params), tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
+        _Slot(NHEngine(per_fight[0] if per_fight else None), tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
         for _ in range(max(1, min(parallel, len(seeds))))
     ]
 
     def start(slot: _Slot) -> None:
         slot.fight = queue.pop()
         slot.seed = int(seeds[slot.fight])
-        slot.engine.reset(seed=slot.seed)
+        slot.engine.reset(seed=slot.seed, params=per_fight[slot.fight])
         for stack in slot.stacks:
             stack.reset()
         slot.active = True

@@ -15,7 +15,8 @@ from policies.rllib_model import NormalizerCallbacks
 class TrainingCallbacks(NormalizerCallbacks):
     """Adds the episode summary of `TrainingEnv` (see `osrs_rllib/episode_metrics.py`) to RLlib's custom
     metrics, which RLlib averages per iteration: ``won_mean`` is the training win rate, and
-    ``win_vs_<kind>_mean`` the win rate against one opponent kind (set only in that kind's episodes)."""
+    ``win_vs_<kind>_mean`` the win rate against one opponent kind (set only in that kind's episodes), and
+    ``win_build_<BUILD>_mean`` / ``win_fight_type_<TYPE>_mean`` the same per build and fight type."""
 
     def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
         info = episode.last_info_for(LEARNER_AGENT) or {}
@@ -28,3 +29,8 @@ class TrainingCallbacks(NormalizerCallbacks):
         kind = info.get("opponent_kind")
         if kind:
             metrics[f"win_vs_{kind}"] = summary["won"]
+        # Per build and fight type, from what the simulator played (a pooled rate can hide an unlearned build).
+        if info.get("build"):
+            metrics[f"win_build_{info['build']}"] = summary["won"]
+        if info.get("fight_mode"):
+            metrics[f"win_fight_type_{info['fight_mode']}"] = summary["won"]

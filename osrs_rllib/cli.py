@@ -72,7 +72,11 @@ def fight(
     n: Annotated[int, typer.Option("--n", min=1, help="Number of fights.")] = 1000,
     seed: Annotated[int, typer.Option(min=0, help="Base seed; fight k uses seed + k.")] = 0,
     build: Annotated[
-        str | None, typer.Option(help="Account build (PURE, ZERKER, MED, MAXED, LMS_*); default PURE.")
+        str | None,
+        typer.Option(
+            help="Account build (PURE, ZERKER, MED, MAXED, LMS_*; default PURE), a comma-separated list or 'all': "
+            "several builds spread the fights evenly over them (and over fight types if randomised)."
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None,
@@ -85,18 +89,21 @@ def fight(
     Valid sides: baseline, noop, random, stay_alive, prayer_switcher, tribrid (weakest to strongest), or a
     trained policy's model file such as experiments/nh/models/best.nhmodel.
     """
+    from osrs_rllib.builds import parse_builds
     from osrs_rllib.fight import plan_matchup, run_fights
 
     try:
         options = parse_set_options(set_ or [])
-        if build is not None:
-            options["account_build"] = build
+        builds = parse_builds(build) if build is not None else None
+        if builds is not None and len(builds) == 1:
+            options["account_build"] = builds[0].value
+            builds = None
         plan_matchup(a, b, options)  # validate everything before the first fight
     except ValueError as exc:
         raise _fail(str(exc)) from None
 
     if as_json:
-        summary = run_fights(a, b, n, seed, options)
+        summary = run_fights(a, b, n, seed, options, builds=builds)
         typer.echo(json.dumps(summary.to_dict(), default=str))
         return
 
@@ -112,8 +119,12 @@ def fight(
         transient=True,
     ) as bar:
         task = bar.add_task("fights", total=n)
-        summary = run_fights(a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done))
+        summary = run_fights(
+            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds
+        )
     Console().print(_summary_table(summary))
+    if len(summary.by_build) > 1 or len(summary.by_fight_type) > 1:
+        Console().print(split_table(f"{a} vs {b}: win rate of {a} by build and fight type", summary.to_dict()))
 
 
 def _summary_table(s: Any) -> Any:
@@ -129,6 +140,26 @@ def _summary_table(s: Any) -> Any:
     table.add_row(f"{s.a} win rate [95% CI]", f"{s.win_rate:.3f} [{lo:.3f}, {hi:.3f}]")
     table.add_row("fight length mean / median (ticks)", f"{s.mean_ticks:.1f} / {s.median_ticks:.1f}")
     table.add_row(f"damage dealt / received by {s.a}", f"{s.mean_damage_dealt:.1f} / {s.mean_damage_received:.1f}")
+    return table
+
+
+def split_table(title: str, split: dict[str, Any], unseen: tuple[str, ...] = ()) -> Any:
+    """Rows per build, then per fight type: fights, wins / losses / ties, win rate and its 95 % interval."""
+    from rich.table import Table
+
+    table = Table("", "fights", "won / lost / tied", "win rate", "95 % interval", title=title)
+    for group in ("by_build", "by_fight_type"):
+        for name, row in split.get(group, {}).items():
+            label = f"{name} (never trained)" if name in unseen else name
+            table.add_row(
+                label,
+                str(row["fights"]),
+                f"{row['wins']} / {row['losses']} / {row['ties']}",
+                f"{row['win_rate']:.1%}",
+                f"[{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}]",
+            )
+        if group == "by_build":
+            table.add_section()
     return table
 
 
@@ -266,7 +297,10 @@ def jobs(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("name", "state", "pid", "iteration", "env steps", "steps/s", "eval win", "best", "minutes")
+    table = Table(
+        "name", "state", "pid", "iteration", "env steps", "steps/s", "eval win¹", "weakest build", "best", "minutes",
+        caption="¹ mean over the trained builds of the latest evaluation",
+    )  # fmt: skip
 
     def f(value: Any, spec: str) -> str:
         return "–" if value is None else format(value, spec)
@@ -280,6 +314,7 @@ def jobs(
             f(j.env_steps, ","),
             f(j.steps_per_s, ",.0f"),
             f(j.eval_win_rate, ".1%"),
+            j.eval_weakest_build or "–",
             f(j.best_eval_win_rate, ".1%"),
             f(j.train_minutes, ".1f"),
         )
@@ -357,13 +392,20 @@ def rate(
         list[str] | None, typer.Option("--set", help="Fight option key=value (spec §13.1); repeatable.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    build: Annotated[
+        str | None,
+        typer.Option(help="Spread every pair's fights over these builds: a comma-separated list or 'all'."),
+    ] = None,
 ) -> None:
     """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved.
 
     Fights use the first model's training fight parameters (its builds, gear randomisation and masks), so
-    models are rated in the conditions they learned; --set overrides them.
+    models are rated in the conditions they learned; --set overrides them. Builds are spread evenly over
+    every pair's fights (the trained builds, or --build), and a table of each player's score per build
+    follows the ratings.
     """
     from envs.nh.params import FightParams, ParamError
+    from osrs_rllib.builds import parse_builds
     from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, training_params
     from policies.model_file import ModelFileError
 
@@ -371,12 +413,20 @@ def rate(
         roster = resolve_players(players, with_ladder=ladder)
         options = parse_set_options(set_ or [])
         params = FightParams.from_options({**training_params(roster), **options})
+        builds = parse_builds(build) if build is not None else None
     except (ValueError, ParamError, ModelFileError) as exc:
         raise _fail(str(exc)) from None
     if len(roster) < 2:
         raise _fail("a tournament needs at least two players")
+    scores: dict[str, dict[str, list[float]]] = {}
     rows, games = tournament(
-        roster, fights, params, seed, progress=None if as_json else lambda a, b: typer.echo(f"{a} vs {b}", err=True)
+        roster,
+        fights,
+        params,
+        seed,
+        progress=None if as_json else lambda a, b: typer.echo(f"{a} vs {b}", err=True),
+        builds=builds,
+        by_build=scores,
     )
     target = out or (Path(players[0]) if Path(players[0]).is_dir() else Path("."))
     written = save_table(rows, games, target)
@@ -399,6 +449,13 @@ def rate(
             str(r.games),
         )
     Console().print(table)
+    played = sorted({b for per in scores.values() for b in per})
+    if len(played) > 1:
+        per_build = Table("player", *played, title="score per build (wins + ½ ties) / games")
+        for r in rows:
+            cells = scores.get(r.name, {})
+            per_build.add_row(r.name, *(f"{cells[b][0] / cells[b][1]:.0%}" if b in cells else "–" for b in played))
+        Console().print(per_build)
     typer.echo(f"saved {', '.join(str(p) for p in written)}")
 
 

@@ -6,6 +6,10 @@ evaluation games never enter a training batch) and by tools that rate model file
 lockstep (`osrs_rllib/batched_fights.py`) lets one forward pass serve all of them, which matters because a
 batch-1 forward pass costs about as much as a batch-64 one.
 
+Fights are spread evenly over the builds the policy trains on (and any unseen builds asked for) and over
+fight types (`osrs_rllib/builds.py`), and every result is split by build and fight type: a pooled win rate
+can hide a build the agent never learned. The headline is the mean over the trained builds.
+
 Fight k against an opponent uses seed ``seed + k`` for the simulator (and the same scripted-opponent seed
 as `osrs-rllib fight`), so two policies evaluated with the same seed meet the same builds, gear and
 spawns.
@@ -14,18 +18,18 @@ spawns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
-from envs.nh.sim import Outcome
 from envs.opponents import LADDER
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.builds import SplitTally, Tally, spread, trained_builds
 from osrs_rllib.episode_metrics import EpisodeMetrics
-from osrs_rllib.fight import wilson_interval
 
 ActFn = Callable[[np.ndarray, np.ndarray, bool], np.ndarray]
 """(observations (B, D) float32, masks (B, 45) bool, deterministic) → actions (B, 12) int64."""
@@ -34,7 +38,12 @@ DEFAULT_PARALLEL_FIGHTS = 32
 
 @dataclass(frozen=True)
 class EvalResult:
-    """Results of `fights` fights against one opponent, from the evaluated policy's point of view."""
+    """Results against one opponent, from the evaluated policy's point of view.
+
+    The headline (`win_rate`, its interval, the counts and means) covers the *trained* builds only, with an
+    equal number of fights per build, so `win_rate` is both the pooled rate and the mean of the per-build
+    rates. `by_build` adds every build played (unseen ones included) and `by_fight_type` the fight types.
+    """
 
     opponent: str
     mode: str
@@ -48,6 +57,12 @@ class EvalResult:
     mean_fight_ticks: float
     mean_damage_dealt: float
     mean_damage_received: float
+    builds: list[str] = field(default_factory=list)
+    """The trained builds the headline averages over."""
+    unseen_builds: list[str] = field(default_factory=list)
+    """Builds played as an unseen-build check, outside the headline."""
+    by_build: dict[str, dict[str, Any]] = field(default_factory=dict)
+    by_fight_type: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,17 +94,30 @@ def evaluate(
     seed: int = 0,
     frame_stack: int | Sequence[int] = 1,
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
+    builds: Sequence[Build] | None = None,
+    unseen_builds: Sequence[Build] = (),
 ) -> list[EvalResult]:
-    """Play `fights` fights against each opponent (``baseline`` or a ladder name); the policy is player 0."""
+    """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
+    player 0.
+
+    `builds` defaults to the builds `params` trains on (`osrs_rllib.builds.trained_builds`); `unseen_builds`
+    are played as well, `fights` each, and reported apart. Fights are spread evenly over builds and, when
+    `params` randomises the fight type, over fight types (`osrs_rllib.builds.spread`).
+    """
     if fights < 1:
         raise ValueError(f"fights must be at least 1, got {fights}")
     base = params if isinstance(params, FightParams) else FightParams.from_options(dict(params or {}))
+    trained = tuple(builds) if builds else trained_builds(base)
+    unseen = tuple(b for b in unseen_builds if b not in trained)
+    plan = spread(base, fights * (len(trained) + len(unseen)), (*trained, *unseen))
     results = []
     for opponent in opponents:
         if opponent != OPPONENT_BASELINE and opponent not in LADDER:
             raise ValueError(f"unknown evaluation opponent {opponent!r}; valid choices: {['baseline', *LADDER]}")
         results.append(
-            _evaluate_one(act, opponent, fights, base, deterministic, seed, frame_stack, max(1, min(parallel, fights)))
+            _evaluate_one(
+                act, opponent, plan, trained, unseen, deterministic, seed, frame_stack, max(1, min(parallel, len(plan)))
+            )
         )
     return results
 
@@ -97,21 +125,24 @@ def evaluate(
 def _evaluate_one(
     act: ActFn,
     opponent: str,
-    fights: int,
-    base: FightParams,
+    plan: Sequence[FightParams],
+    trained: Sequence[Build],
+    unseen: Sequence[Build],
     deterministic: bool,
     seed: int,
     frame_stack: int | Sequence[int],
     parallel: int,
 ) -> EvalResult:
     scripted = opponent != OPPONENT_BASELINE
-    params = FightParams.from_options(
-        {"opponent": OPPONENT_AGENT if scripted else OPPONENT_BASELINE, "include_opponent_observation": False},
-        base,
-    )
+    seat_options = {
+        "opponent": OPPONENT_AGENT if scripted else OPPONENT_BASELINE,
+        "include_opponent_observation": False,
+    }
+    params = [FightParams.from_options(seat_options, p) for p in plan]
     ladder = LadderSeat(opponent, _scripted_seed) if scripted else None
     metrics: dict[int, EpisodeMetrics] = {}
-    counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
+    split = SplitTally()
+    trained_names = {b.value for b in trained}
     ticks = dealt = received = 0.0
 
     def on_start(fight: int, engine: NHEngine) -> None:
@@ -123,35 +154,41 @@ def _evaluate_one(
         metrics[fight].record(engine.sim, step)
         if step.terminated or step.truncated:
             summary = metrics.pop(fight).summary(engine.sim)
-            counts[step.outcomes[0] or Outcome.TIED] += 1
-            ticks += summary["fight_ticks"]
-            dealt += summary["damage_dealt"]
-            received += summary["damage_received"]
+            split.add(engine.sim.build, engine.sim.fight_mode, step.outcomes[0])
+            if engine.sim.build.value in trained_names:
+                ticks += summary["fight_ticks"]
+                dealt += summary["damage_dealt"]
+                received += summary["damage_received"]
             if ladder is not None:
                 ladder.forget(seed + fight)
 
     play_fights(
         params,
-        [seed + k for k in range(fights)],
+        [seed + k for k in range(len(plan))],
         Seat(lambda obs, masks, seeds: act(obs, masks, deterministic), frame_stack),
         Seat(ladder) if ladder is not None else None,
         parallel=parallel,
         on_start=on_start,
         on_step=on_step,
     )
-    wins = counts[Outcome.WON]
-    low, high = wilson_interval(wins, fights)
+    headline: Tally = split.pooled(trained)
+    n = max(1, headline.fights)
+    low, high = headline.interval
     return EvalResult(
         opponent=opponent,
         mode="deterministic" if deterministic else "stochastic",
-        fights=fights,
-        wins=wins,
-        losses=counts[Outcome.LOST],
-        ties=counts[Outcome.TIED],
-        win_rate=wins / fights,
+        fights=headline.fights,
+        wins=headline.wins,
+        losses=headline.losses,
+        ties=headline.ties,
+        win_rate=headline.win_rate,
         win_rate_low=low,
         win_rate_high=high,
-        mean_fight_ticks=ticks / fights,
-        mean_damage_dealt=dealt / fights,
-        mean_damage_received=received / fights,
+        mean_fight_ticks=ticks / n,
+        mean_damage_dealt=dealt / n,
+        mean_damage_received=received / n,
+        builds=[b.value for b in trained],
+        unseen_builds=[b.value for b in unseen],
+        by_build={k: v.to_dict() for k, v in split.by_build.items()},
+        by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
     )

@@ -27,13 +27,14 @@ import dataclasses
 import logging
 import math
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from envs.nh.engine import NHEngine
+from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER, ScriptedPolicy, make_opponent
@@ -180,12 +181,18 @@ class FightSummary:
     """Hitpoints of damage side A took per fight (sum of its hitsplats)."""
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """The reset options the fights were run with."""
+    by_build: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    """Per build the simulator actually played: fights, wins, losses, ties, win rate and its interval."""
+    by_fight_type: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    """The same per fight type (NORMAL, LMS, PVP_ARENA)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict of every field."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["win_rate_ci95"] = list(self.win_rate_ci95)
         d["options"] = dict(self.options)
+        d["by_build"] = {k: dict(v) for k, v in self.by_build.items()}
+        d["by_fight_type"] = {k: dict(v) for k, v in self.by_fight_type.items()}
         return d
 
 
@@ -232,8 +239,10 @@ def run_fights(
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
+    builds: Sequence[Build] | None = None,
 ) -> FightSummary:
-    """Fight side A against side B `n` times and summarise the results from A's view.
+    """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
+    and fight type.
 
     Args:
         a: Side A (player 0 unless A is ``baseline`` and B is not); see `side_names()`.
@@ -242,6 +251,8 @@ def run_fights(
         seed: Base seed, ≥ 0; fight k uses seed + k.
         options: Reset options (spec §13.1, `FightParams.from_options`), e.g. ``{"account_build": "MED"}``.
         progress: Called after every fight with the number of fights completed so far.
+        builds: Spread the fights evenly over these builds (fight k plays ``builds[k % len]``) and, when the
+            options randomise the fight type, over fight types too (`osrs_rllib.builds.spread`).
 
     Returns:
         The `FightSummary`.
@@ -253,7 +264,11 @@ def run_fights(
         raise ValueError(f"n must be at least 1, got {n}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
+    from osrs_rllib.builds import SplitTally, spread
+
     m = plan_matchup(a, b, options)
+    plan = spread(m.params, n, builds) if builds else [m.params] * n
+    split = SplitTally()
     both_act = m.seats[0] is not None and m.seats[1] is not None
     # Only the seats that act need observations and masks; the engine builds both in self-play anyway.
     engine = NHEngine(m.params, observe_all=both_act)
@@ -268,7 +283,7 @@ def run_fights(
     received_total = 0
     for k in range(n):
         fight_seed = seed + k
-        engine.reset(seed=fight_seed)
+        engine.reset(seed=fight_seed, params=plan[k])
         for seat, policy in enumerate(policies):
             if policy is not None:
                 policy.reset(_policy_seed(fight_seed, seat))
@@ -291,6 +306,7 @@ def run_fights(
         else:
             outcome = _MIRROR[outcome0] if m.swapped else outcome0
         counts[outcome] += 1
+        split.add(sim.build, sim.fight_mode, outcome)
         lengths.append(sim.tick)
         logger.debug("fight %d (seed %d): %s after %d ticks", k, fight_seed, outcome.value, sim.tick)
         if progress is not None:
@@ -313,6 +329,8 @@ def run_fights(
         mean_damage_dealt=dealt_total / n,
         mean_damage_received=received_total / n,
         options=dict(options or {}),
+        by_build={k: v.to_dict() for k, v in split.by_build.items()},
+        by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
     )
     logger.info(
         "%s vs %s: %d-%d-%d (win rate %.3f)",

@@ -33,6 +33,9 @@ class Job:
     env_steps: int | None
     steps_per_s: float | None
     eval_win_rate: float | None
+    """The latest evaluation's headline: the mean over the trained builds."""
+    eval_weakest_build: str | None
+    """The trained build with the lowest win rate in that evaluation, as ``"ZERKER 94%"``."""
     best_eval_win_rate: float | None
     train_minutes: float | None
     updated_unix: float | None
@@ -42,6 +45,12 @@ class Job:
         d = self.__dict__.copy()
         d["path"] = str(self.path)
         return d
+
+
+def _weakest(entry: Any) -> str | None:
+    if not isinstance(entry, dict) or "build" not in entry or "win_rate" not in entry:
+        return None
+    return f"{entry['build']} {entry['win_rate']:.0%}"
 
 
 def job_of(exp: Experiment) -> Job:
@@ -54,6 +63,7 @@ def job_of(exp: Experiment) -> Job:
         env_steps=status.get("env_steps"),
         steps_per_s=status.get("steps_per_s"),
         eval_win_rate=status.get("eval_win_rate"),
+        eval_weakest_build=_weakest(status.get("eval_weakest_build")),
         best_eval_win_rate=status.get("best_eval_win_rate"),
         train_minutes=status.get("train_minutes"),
         updated_unix=status.get("updated_unix") or run.get("updated_unix"),

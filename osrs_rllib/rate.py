@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER
@@ -32,6 +33,7 @@ from league.players import GameResult
 from league.players import Outcome as LeagueOutcome
 from league.ratings import RatingRow, ratings_table
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.builds import spread
 from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
 
 DEFAULT_PARALLEL = 32
@@ -114,8 +116,21 @@ def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Play
     return players
 
 
-def play_pair(a: Player, b: Player, fights: int, params: FightParams, seed: int, parallel: int) -> list[GameResult]:
-    """`fights` fights between a and b (seats alternate; the baseline always sits in seat 1)."""
+def play_pair(
+    a: Player,
+    b: Player,
+    fights: int,
+    params: FightParams | Sequence[FightParams],
+    seed: int,
+    parallel: int,
+    builds_out: list[str] | None = None,
+) -> list[GameResult]:
+    """`fights` fights between a and b (seats alternate; the baseline always sits in seat 1).
+
+    `params` is one set for all fights or one per fight; `builds_out`, if given, receives the build each
+    returned game was played with (in the same order).
+    """
+    per_fight = [params] * fights if isinstance(params, FightParams) else list(params)
     if a.name == BASELINE and b.name == BASELINE:
         raise ValueError("two baselines cannot fight: the simulator's bot plays only seat 1")
     results: list[GameResult] = []
@@ -130,17 +145,22 @@ def play_pair(a: Player, b: Player, fights: int, params: FightParams, seed: int,
         by_seating.setdefault((first.name, second.name), []).append(k)
     players = {a.name: a, b.name: b}
     for (n0, n1), ks in by_seating.items():
-        results += _play_seated(players[n0], players[n1], ks, params, seed, parallel)
+        results += _play_seated(players[n0], players[n1], ks, [per_fight[k] for k in ks], seed, parallel, builds_out)
     return results
 
 
 def _play_seated(
-    p0: Player, p1: Player, ks: list[int], params: FightParams, seed: int, parallel: int
+    p0: Player,
+    p1: Player,
+    ks: list[int],
+    params: list[FightParams],
+    seed: int,
+    parallel: int,
+    builds_out: list[str] | None,
 ) -> list[GameResult]:
     in_sim = p1.name == BASELINE
-    fp = FightParams.from_options(
-        {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}, params
-    )
+    seat_options = {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}
+    fp = [FightParams.from_options(seat_options, p) for p in params]
     seeds = [seed + k for k in ks]
     ladders: list[LadderSeat] = []
 
@@ -156,6 +176,8 @@ def _play_seated(
     def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
         if step.terminated or step.truncated:
             results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[step.outcomes[0] or Outcome.TIED]))
+            if builds_out is not None:
+                builds_out.append(engine.sim.build.value)
             for ladder in ladders:
                 ladder.forget(seeds[fight])
 
@@ -170,18 +192,39 @@ def tournament(
     seed: int = 0,
     parallel: int = DEFAULT_PARALLEL,
     progress: Callable[[str, str], None] | None = None,
+    builds: Sequence[Build] | None = None,
+    by_build: dict[str, dict[str, list[float]]] | None = None,
 ) -> tuple[list[RatingRow], list[GameResult]]:
-    """Round robin: every pair plays `fights` fights; returns the ratings table and every game."""
+    """Round robin: every pair plays `fights` fights; returns the ratings table and every game.
+
+    With `builds`, or when `params` randomises the build, every pair's fights are spread evenly over the
+    builds (each build from both seats, `osrs_rllib.builds.spread`), so no pair meets a luckier mix of builds
+    than another. `by_build`, if given, is filled with ``player → build → [score, games]`` (score: wins plus
+    half the ties), the per-build table of `osrs-rllib rate`.
+    """
     params = params or FightParams()
+    plan: FightParams | list[FightParams] = (
+        spread(params, fights, builds, repeat=2) if builds or params.randomize_build else params
+    )
     per_pair: list[list[GameResult]] = []
     for a, b in itertools.combinations(players, 2):
         if a.name == BASELINE and b.name == BASELINE:
             continue
         if progress is not None:
             progress(a.name, b.name)
-        per_pair.append(play_pair(a, b, fights, params, seed, parallel))
+        played_builds: list[str] = []
+        games = play_pair(a, b, fights, plan, seed, parallel, played_builds)
+        per_pair.append(games)
+        if by_build is not None:
+            for game, build in zip(games, played_builds, strict=True):
+                score_a = float(game.outcome.value)  # the first player's score: 1 win, ½ draw, 0 loss
+                for name, score in ((game.player_a, score_a), (game.player_b, 1 - score_a)):
+                    cell = by_build.setdefault(name, {}).setdefault(build, [0.0, 0.0])
+                    cell[0] += score
+                    cell[1] += 1
     interleaved = [g for round_ in itertools.zip_longest(*per_pair) for g in round_ if g is not None]
     return ratings_table(interleaved), interleaved
+
 
 
 def save_table(rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: Path) -> list[Path]:

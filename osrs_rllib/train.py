@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from osrs_rllib.builds import format_split
 from osrs_rllib.config import TrainConfig, dump_config
 from osrs_rllib.experiment import (
     MODEL_NAME,
@@ -456,6 +457,7 @@ class Trainer:
 
     # -- evaluation ----------------------------------------------------------------------------------
     def _evaluate(self) -> list[dict[str, Any]]:
+        from envs.nh.loadouts import Build
         from osrs_rllib.evaluation import evaluate, network_act_fn
 
         ev = self.cfg.evaluation
@@ -474,6 +476,7 @@ class Trainer:
                     deterministic=mode == "deterministic",
                     seed=ev.seed,
                     frame_stack=self.cfg.env.frame_stack,
+                    unseen_builds=[Build(b) for b in ev.unseen_builds],
                 )
                 rows += [r.to_dict() for r in results]
         finally:
@@ -482,7 +485,8 @@ class Trainer:
         return rows
 
     def _headline_win_rate(self, rows: list[dict[str, Any]]) -> float | None:
-        """Best-checkpoint criterion: the win rate against the first evaluation opponent, first mode."""
+        """Best-checkpoint criterion: against the first evaluation opponent, first mode, the mean win rate over
+        the trained builds (each build weighs the same, so a build left unlearned shows)."""
         return float(rows[0]["win_rate"]) if rows else None
 
     # -- checkpoints ---------------------------------------------------------------------------------
@@ -538,6 +542,10 @@ class Trainer:
                     self.writer.add_scalar(f"{base}/{key}", row[key], it)
                 self.writer.add_scalar(f"{base}/loss_rate", row["losses"] / row["fights"], it)
                 self.writer.add_scalar(f"{base}/tie_rate", row["ties"] / row["fights"], it)
+                for group in ("by_build", "by_fight_type"):
+                    for name, split in row.get(group, {}).items():
+                        for key in ("win_rate", "win_rate_low", "win_rate_high"):
+                            self.writer.add_scalar(f"eval/{row['opponent']}/{name}/{row['mode']}/{key}", split[key], it)
             self.writer.flush()
         self._view.update(figures, eval_rows)
 
@@ -618,6 +626,13 @@ def summary_figures(
         left = max(0.0, (cfg.stop.env_steps - state.env_steps) / steps_per_s)
         eta = left if eta is None else min(eta, left)
     last_eval = state.last_eval.get("results") or []
+    weakest = None
+    if last_eval and last_eval[0].get("by_build"):
+        head = last_eval[0]
+        trained = [b for b in head.get("builds", []) if b in head["by_build"]]
+        if trained:
+            name = min(trained, key=lambda b: head["by_build"][b]["win_rate"])
+            weakest = {"build": name, "win_rate": head["by_build"][name]["win_rate"]}
     return {
         "iteration": state.iteration,
         "env_steps": state.env_steps,
@@ -631,6 +646,8 @@ def summary_figures(
         "vf_loss": metrics.get(learner + "vf_loss"),
         "entropy": metrics.get(learner + "entropy"),
         "eval_win_rate": last_eval[0]["win_rate"] if last_eval else None,
+        "eval_builds": len(last_eval[0].get("builds", [])) if last_eval else None,
+        "eval_weakest_build": weakest,
         "eval_iteration": state.last_eval.get("iteration"),
         "best_eval_win_rate": state.best_eval_win_rate,
         "eta_seconds": eta,
@@ -644,6 +661,14 @@ def _fmt(value: Any, spec: str, none: str = "–") -> str:
     return none if value is None else format(value, spec)
 
 
+def _weakest_note(f: Mapping[str, Any]) -> str:
+    """`` (6 builds, weakest ZERKER 94%)`` after the evaluation headline, so a mean never hides a build."""
+    weakest, builds = f.get("eval_weakest_build"), f.get("eval_builds")
+    if not weakest or not builds or builds < 2:
+        return ""
+    return f" ({builds} builds, weakest {weakest['build']} {weakest['win_rate']:.0%})"
+
+
 def format_line(f: Mapping[str, Any]) -> str:
     """One line per iteration (logs, detached runs, non-TTY terminals)."""
     eta = f.get("eta_seconds")
@@ -651,10 +676,24 @@ def format_line(f: Mapping[str, Any]) -> str:
     return (
         f"iter {f['iteration']:>5} | {f['env_steps']:>11,} steps | {f['steps_per_s']:>7,.0f}/s | "
         f"return {_fmt(f.get('episode_return_mean'), '+.3f')} | win {_fmt(f.get('win_rate_train'), '.0%')} "
-        f"[{by_opp}] | eval {_fmt(f.get('eval_win_rate'), '.0%')} | "
+        f"[{by_opp}] | eval {_fmt(f.get('eval_win_rate'), '.0%')}{_weakest_note(f)} | "
         f"pi {_fmt(f.get('policy_loss'), '+.3f')} vf {_fmt(f.get('vf_loss'), '.3f')} "
         f"ent {_fmt(f.get('entropy'), '.2f')} | ETA {_fmt(None if eta is None else eta / 60, '.0f')}m"
     )
+
+
+def format_eval_line(row: Mapping[str, Any]) -> str:
+    """An evaluation result: the trained-build headline, then every build and fight type on its own."""
+    builds = row.get("builds") or []
+    over = f"mean of {len(builds)} builds" if len(builds) > 1 else (builds[0] if builds else "all fights")
+    line = (
+        f"  eval vs {row['opponent']} ({row['mode']}): {over} {row['win_rate']:.1%} "
+        f"[{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}] ({row['wins']}/{row['fights']}), "
+        f"{row['mean_fight_ticks']:.0f} ticks"
+    )
+    if row.get("by_build"):
+        line += "\n    " + format_split(row, row.get("unseen_builds") or ())
+    return line
 
 
 class _LineView:
@@ -664,11 +703,7 @@ class _LineView:
     def update(self, figures: Mapping[str, Any], eval_rows: list[dict[str, Any]]) -> None:
         self.echo(format_line(figures))
         for row in eval_rows:
-            self.echo(
-                f"  eval vs {row['opponent']} ({row['mode']}): {row['wins']}/{row['fights']} won = "
-                f"{row['win_rate']:.1%} [{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}], "
-                f"{row['mean_fight_ticks']:.0f} ticks"
-            )
+            self.echo(format_eval_line(row))
 
     def close(self) -> None:
         return None
@@ -694,7 +729,7 @@ class _RichView(_LineView):
             ("steps/s", _fmt(f.get("steps_per_s"), ",.0f")),
             ("episode return", _fmt(f.get("episode_return_mean"), "+.3f")),
             ("train win rate", _fmt(f.get("win_rate_train"), ".1%")),
-            ("eval win rate", _fmt(f.get("eval_win_rate"), ".1%")),
+            ("eval win rate", _fmt(f.get("eval_win_rate"), ".1%") + _weakest_note(f)),
             ("losses (pi / vf)", f"{_fmt(f.get('policy_loss'), '+.4f')} / {_fmt(f.get('vf_loss'), '.4f')}"),
             ("ETA", _fmt(None if f.get("eta_seconds") is None else f["eta_seconds"] / 60, ".1f") + " min"),
         ]

@@ -1068,6 +1068,30 @@ def choose_build(options: Sequence[Build], agent_id: str, target_id: str) -> Bui
     return options[abs(build_key(agent_id, target_id)) % len(options)]
 
 
+def draw_build(options: Sequence[Build], weights: Sequence[float] | None, rng: np.random.Generator) -> Build:
+    """One per-episode draw over `options` (spec §12.7, project decision; §16.6 draw 0).
+
+    Uniform: one `U[0, len - 1]`. Weighted: one `R()` located in the cumulative normalised weights, so
+    that a build of weight 0 is never drawn. Why a draw rather than the identifier rule: a caller that
+    does not number its environments would otherwise get the first option in every fight.
+
+    Raises:
+        ValueError: `options` is empty.
+    """
+    if not options:
+        raise ValueError("randomBuildOptions is empty: list at least one build (§12.7, §13.1)")
+    if weights is None:
+        return options[int(rng.integers(0, len(options)))]
+    total = float(sum(weights))
+    u = float(rng.random()) * total
+    acc = 0.0
+    for build, w in zip(options, weights, strict=True):
+        acc += w
+        if u < acc and w > 0:
+            return build
+    return next(b for b, w in zip(reversed(options), reversed(weights), strict=True) if w > 0)
+
+
 # Assemble every default loadout now: a table that cannot make a valid loadout fails at import.
 DEFAULT_LOADOUTS: Mapping[Build, Loadout] = MappingProxyType({b: _default_loadout(b) for b in Build})
 """The non-randomised loadout of every build (§12.1–12.5)."""

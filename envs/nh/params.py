@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -30,9 +31,12 @@ class FightParams:
     account_build: Build = Build.PURE
     """Build when `randomize_build` is off."""
     randomize_build: bool = False
-    """Choose the build from `random_build_options` by the player identifiers (§12.7)."""
+    """Choose the build from `random_build_options`: by the player identifiers when any is given (§12.7, the
+    reference's rule), else one seeded draw per episode (the project decision of §12.7)."""
     random_build_options: tuple[Build, ...] = (Build.PURE, Build.ZERKER, Build.MED)
     """Candidate builds for `randomize_build`."""
+    random_build_weights: tuple[float, ...] | None = None
+    """Relative weights of `random_build_options` for the per-episode draw; None = uniform."""
     randomize_gear: bool = False
     """Apply the gear randomisation of §12.6."""
     randomize_fight_type: bool = False
@@ -85,7 +89,14 @@ class FightParams:
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {sorted(_FIELDS - {'extra'})}")
             changes[name] = _coerce(name, value)
-        return dataclasses.replace(params, **changes)
+        params = dataclasses.replace(params, **changes)
+        weights = params.random_build_weights
+        if weights is not None and len(weights) != len(params.random_build_options):
+            raise ParamError(
+                f"random_build_weights has {len(weights)} entries for {len(params.random_build_options)} "
+                f"random_build_options {[b.name for b in params.random_build_options]}; give one weight per build"
+            )
+        return params
 
 
 _FIELDS = {f.name for f in fields(FightParams)}
@@ -94,6 +105,7 @@ _ALIASES = {
     "build": "account_build",
     "randomizeBuild": "randomize_build",
     "randomBuildOptions": "random_build_options",
+    "randomBuildWeights": "random_build_weights",
     "randomizeGear": "randomize_gear",
     "randomizeFightType": "randomize_fight_type",
     "fightType": "fight_type",
@@ -119,6 +131,20 @@ def _enum_value(enum: type, value: Any, what: str) -> Any:
     raise ParamError(f"invalid {what} {value!r}; valid choices: {valid}")
 
 
+def _weights(value: Any) -> tuple[float, ...]:
+    """Relative draw weights: finite, non-negative, not all zero (an all-zero list could never draw)."""
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise ParamError(f"random_build_weights must be a list of numbers, got {value!r}")
+    out = []
+    for w in value:
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
+            raise ParamError(f"random_build_weights entries must be finite numbers ≥ 0, got {w!r}")
+        out.append(float(w))
+    if not any(out):
+        raise ParamError("random_build_weights must not all be 0")
+    return tuple(out)
+
+
 def _coerce(name: str, value: Any) -> Any:
     if name == "account_build":
         return _enum_value(Build, value, "build")
@@ -129,6 +155,8 @@ def _coerce(name: str, value: Any) -> Any:
         if not builds:
             raise ParamError("random_build_options must name at least one build")
         return builds
+    if name == "random_build_weights":
+        return None if value is None else _weights(value)
     if name == "fight_type":
         return None if value is None else _enum_value(FightMode, value, "fight type")
     if name == "opponent":

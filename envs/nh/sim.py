@@ -28,7 +28,7 @@ from envs.nh.actions import apply_action
 from envs.nh.combat import Method, attack_range, combat_method, create_hits, special_for_weapon
 from envs.nh.equipment import on_weapon_changed, recompute_bonuses
 from envs.nh.items import CombatStyle, Ids
-from envs.nh.loadouts import Build, Loadout, baseline_loadout, choose_build, make_loadout
+from envs.nh.loadouts import Build, Loadout, baseline_loadout, choose_build, draw_build, make_loadout
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.prayers import PRAYERS, Prayer
 from envs.nh.spells import FREEZE_IMMUNITY_EXTRA_TICKS, SPELLS
@@ -172,10 +172,14 @@ class FightSim:
         self.tick = 0
         self.tasks = []
         self.done = False
+        # 0. build (§12.7): the identifier rule when identifiers are given, else one draw (project decision)
+        if not prm.randomize_build:
+            self.build = prm.account_build
+        elif prm.agent or prm.target:
+            self.build = choose_build(prm.random_build_options, prm.agent, prm.target)
+        else:
+            self.build = draw_build(prm.random_build_options, prm.random_build_weights, rng)
         # 1. fight mode
-        self.build = (
-            choose_build(prm.random_build_options, prm.agent, prm.target) if prm.randomize_build else prm.account_build
-        )
         if prm.randomize_fight_type:
             mode = (_FIGHT_MODE_NORMAL, _FIGHT_MODE_LMS, _FIGHT_MODE_PVP_ARENA)[int(rng.integers(0, 3))]
         else:

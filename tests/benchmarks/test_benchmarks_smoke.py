@@ -82,13 +82,24 @@ def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
         "ppo.train_batch_size=256",
         "--set",
         "ppo.minibatch_size=128",
+        "--set",
+        "evaluation.interval=1",
         "--json",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
-    final = report["final"]
-    assert final["fights"] == 4 and final["wins"] + final["losses"] + final["ties"] == 4
-    assert final["model_iteration"] >= 1
+    trained = ["LMS_PURE", "LMS_ZERKER", "LMS_MED", "PURE", "ZERKER", "MED"]
+    assert [f["mode"] for f in report["final"]] == ["deterministic", "stochastic"]
+    for final in report["final"]:
+        # 4 fights per trained build in the headline; MAXED is played too and reported apart.
+        assert final["builds"] == trained and final["unseen_builds"] == ["MAXED"]
+        assert final["fights"] == 4 * len(trained)
+        assert final["wins"] + final["losses"] + final["ties"] == final["fights"]
+        assert {b: r["fights"] for b, r in final["by_build"].items()} == dict.fromkeys([*trained, "MAXED"], 4)
+        assert sum(r["fights"] for r in final["by_fight_type"].values()) == 4 * 7
+        assert final["model_iteration"] >= 1
+    # the run's own evaluations reported every build
+    assert report["curve"] and set(report["curve"][0]["split"]) >= {*trained, "MAXED"}
 
 
 def test_league_memory_small() -> None:

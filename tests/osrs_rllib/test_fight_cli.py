@@ -44,6 +44,22 @@ def test_fight_json_output_is_one_consistent_object() -> None:
     assert summary["mean_damage_dealt"] >= 0 and summary["mean_damage_received"] > 0
 
 
+def test_fight_over_several_builds_spreads_them_and_reports_each() -> None:
+    proc = _cli(
+        "fight", "tribrid", "baseline", "--n", "18", "--build", "PURE,ZERKER,LMS_MED",
+        "--set", "randomize_fight_type=true", "--set", "max_episode_ticks=80", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    # 18 = 3 builds × 3 fight types × 2: every build and every fight type 6 times
+    assert {b: row["fights"] for b, row in summary["by_build"].items()} == {"PURE": 6, "ZERKER": 6, "LMS_MED": 6}
+    assert {t: row["fights"] for t, row in summary["by_fight_type"].items()} == {"NORMAL": 6, "LMS": 6, "PVP_ARENA": 6}
+    assert sum(row["wins"] for row in summary["by_build"].values()) == summary["wins"]
+    table = _cli("fight", "tribrid", "baseline", "--n", "4", "--build", "all", "--set", "max_episode_ticks=40")
+    assert table.returncode == 0, table.stderr
+    assert "by build and fight type" in table.stdout and "MAXED" in table.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

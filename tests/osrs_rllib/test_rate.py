@@ -54,3 +54,30 @@ def test_rate_cli_errors_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "x.nhmodel").write_bytes(b"junk")
     broken = subprocess.run([*cli, str(tmp_path / "x.nhmodel")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert broken.returncode == 2 and "cannot load model file" in broken.stderr
+
+
+def test_tournament_spreads_builds_evenly_from_both_seats_and_scores_per_build(tmp_path: Path) -> None:
+    players = resolve_players(["tribrid", "noop", "baseline"], with_ladder=False)
+    params = FightParams.from_options(
+        {"randomize_build": True, "random_build_options": ["PURE", "MED"], "max_episode_ticks": 60}
+    )
+    scores: dict[str, dict[str, list[float]]] = {}
+    _rows, games = tournament(players, fights=8, params=params, seed=0, parallel=4, by_build=scores)
+    assert len(games) == 3 * 8
+    for name in ("tribrid", "noop", "baseline"):
+        assert {b: cell[1] for b, cell in scores[name].items()} == {"PURE": 8.0, "MED": 8.0}  # 2 pairs × 4 each
+    # Each build is played from both seats of a pair (tribrid vs noop: seats alternate).
+    seats = {(g.player_a, g.player_b) for g in games if {g.player_a, g.player_b} == {"tribrid", "noop"}}
+    assert seats == {("tribrid", "noop"), ("noop", "tribrid")}
+
+
+def test_rate_cli_prints_the_per_build_table(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "osrs_rllib.cli", "rate", "tribrid", "noop", "--no-ladder", "--fights", "4",
+            "--build", "PURE,LMS_MED", "--set", "max_episode_ticks=60", "--out", str(tmp_path),
+        ],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "score per build" in proc.stdout and "LMS_MED" in proc.stdout and "PURE" in proc.stdout

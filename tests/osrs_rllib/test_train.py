@@ -58,6 +58,9 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert (exp.models_dir / "best.nhmodel").exists()
     tags = tensorboard_tags(exp.tensorboard_dir)
     assert {"eval/baseline/deterministic/win_rate", "eval/baseline/deterministic/win_rate_low"} <= tags
+    # Evaluation reports every trained build and MAXED (unseen) on its own, and every fight type.
+    for name in ("LMS_PURE", "LMS_ZERKER", "LMS_MED", "PURE", "ZERKER", "MED", "MAXED", "NORMAL", "LMS", "PVP_ARENA"):
+        assert f"eval/baseline/{name}/deterministic/win_rate" in tags, name
     assert {"fight/won_mean", "fight/damage_dealt_mean", "fight/win_vs_baseline_mean", "charts/env_steps"} <= tags
     assert any(t.startswith("learner/main/") for t in tags)
     assert exp.read_run()["state"] == "finished"
@@ -217,3 +220,22 @@ def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
         assert s.connect_ex(("127.0.0.1", port)) != 0
     missing = run_cli("tensorboard", "--experiments-dir", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "no experiments directory" in missing.stderr
+
+
+@pytest.mark.slow
+def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
+    """Issue 10's slow check: a run on two builds learns on both and its evaluation reports each of them."""
+    proc = run_cli(
+        "train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}",
+        "--set", "env.params.random_build_options=[PURE, MED]", "--set", "evaluation.unseen_builds=[]",
+        "--set", "evaluation.fights=6", "--set", "stop.iterations=4",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "mean of 2 builds" in proc.stdout and "PURE " in proc.stdout and "MED " in proc.stdout
+    exp = Experiment(tmp_path, "smoke")
+    tags = tensorboard_tags(exp.tensorboard_dir)
+    evaluated = {t.split("/")[2] for t in tags if t.startswith("eval/baseline/") and t.count("/") == 4}
+    assert evaluated == {"PURE", "MED", "NORMAL", "LMS", "PVP_ARENA"}
+    assert scalar_steps(exp.tensorboard_dir, "eval/baseline/PURE/deterministic/win_rate") == [2, 4]
+    trained = {t for t in tags if t.startswith("fight/win_build_")}
+    assert trained <= {"fight/win_build_PURE_mean", "fight/win_build_MED_mean"} and trained

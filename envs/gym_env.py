@@ -41,7 +41,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack
+from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
 from envs.nh.engine import NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.nh.rewards import RewardWeights
@@ -140,8 +140,7 @@ class NHGymEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
     def step(self, action: np.ndarray) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._needs_reset:
             raise RuntimeError("Call reset before using step method (the fight is over or never started).")
-        act = np.asarray(action, dtype=np.int64)
-        assert self.action_space.contains(act), f"{action!r} ({type(action)}) is not a valid NH action"
+        act = check_action(action)
         opp_action = None
         if self._opponent_policy is not None:
             opp_action = self._opponent_policy.act(self.engine.obs[1], self.engine.masks[1])

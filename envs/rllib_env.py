@@ -23,12 +23,14 @@ from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from envs.gym_env import SCRIPTED_OPPONENTS, as_params, as_weights
-from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack
+from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.opponents import make_opponent
 
 AGENT_IDS = ("player_0", "player_1")
+ENV_CONFIG_KEYS = frozenset({"params", "reward_weights", "frame_stack", "opponent"})
+"""The keys `NHMultiAgentEnv` reads from its config; any other is a mistake and an error."""
 ENV_OPPONENTS = (OPPONENT_AGENT, *SCRIPTED_OPPONENTS)
 
 
@@ -44,6 +46,9 @@ class NHMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         cfg = dict(config or {})
+        unknown = sorted(set(cfg) - ENV_CONFIG_KEYS)
+        if unknown:
+            raise ParamError(f"unknown NHMultiAgentEnv config key(s) {unknown}; valid: {sorted(ENV_CONFIG_KEYS)}")
         self._base_params = as_params(cfg.get("params"))
         self._default_opponent = str(cfg.get("opponent", OPPONENT_AGENT))
         _check_opponent(self._default_opponent)
@@ -119,7 +124,7 @@ class NHMultiAgentEnv(MultiAgentEnv):
             if a in self.agents:
                 if a not in action_dict:
                     raise ValueError(f"missing action for {a}; every live agent acts every tick")
-                actions[i] = np.asarray(action_dict[a], dtype=np.int64)
+                actions[i] = check_action(action_dict[a])
         if self._scripted is not None:
             actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1])
         res = self.engine.step(actions)

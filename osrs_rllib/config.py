@@ -42,6 +42,7 @@ import dataclasses
 import difflib
 import enum
 import itertools
+import math
 import os
 import re
 import typing
@@ -471,7 +472,9 @@ def _experiment_name(value: str) -> str:
 class _Section(BaseModel):
     """Shared settings: unknown keys are errors, types are strict (no ``"3"`` for 3), values are frozen."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )
 
 
 class RayConfig(_Section):
@@ -1114,10 +1117,27 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
             the problem and what was expected.
     """
     resolved = _resolve(path, overrides)
+    _reject_non_finite(resolved.data, (), resolved)
     try:
         return TrainConfig.model_validate(resolved.data)
     except ValidationError as exc:
         raise _config_error(exc, resolved) from None
+
+
+def _reject_non_finite(node: Any, path: KeyPath, resolved: _Resolved) -> None:
+    """NaN and infinity are never a sensible setting (a learning rate, a reward weight, a schedule point): they
+    are rejected wherever they appear, before any section's own validation, so no section can forget to."""
+    if isinstance(node, float) and not math.isfinite(node):
+        key = ".".join(str(p) for p in path if not isinstance(p, int))
+        where = "".join(f"[{p}]" for p in path if isinstance(p, int))
+        raise ConfigError(resolved.blame(tuple(p for p in path if not isinstance(p, int))), key + where,
+                          f"got {node}; expected a finite number")  # fmt: skip
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            _reject_non_finite(v, (*path, str(k)), resolved)
+    elif isinstance(node, list | tuple):
+        for i, v in enumerate(node):
+            _reject_non_finite(v, (*path, i), resolved)
 
 
 def dump_config(cfg: TrainConfig, header: str | None = None) -> str:

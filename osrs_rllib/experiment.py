@@ -161,12 +161,14 @@ class Experiment:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def prepare_new(self, force: bool, keep: tuple[str, ...] = ()) -> None:
-        """Create a fresh experiment directory; an existing one needs `force` (and must not be running).
+        """Create a fresh experiment directory; an existing one needs `force` (and must not be running) once it
+        holds a complete checkpoint. A run that never got that far (it failed in its first seconds) has nothing
+        to lose, so its name is free again without `force`.
 
         `keep` names top-level files to spare (a detached run's ``train.log`` is opened before this runs).
         """
         if self.exists():
-            if not force:
+            if not force and self.latest_checkpoint() is not None:
                 raise ExperimentError(
                     f"experiment {self.name!r} already exists at {self.dir}; use --resume to continue it or "
                     "--force to start over (its checkpoints will be deleted)"
@@ -329,4 +331,9 @@ def list_experiments(root: str | os.PathLike[str]) -> list[Experiment]:
     base = Path(root)
     if not base.is_dir():
         return []
-    return [Experiment(base, d.name) for d in sorted(base.iterdir()) if d.is_dir() and (d / "config.yml").exists()]
+    # run.json too: a detached run writes it before its process has written a config (issue 16: it was invisible)
+    return [
+        Experiment(base, d.name)
+        for d in sorted(base.iterdir())
+        if d.is_dir() and (Experiment(base, d.name).config_path.exists() or Experiment(base, d.name).run_path.exists())
+    ]

@@ -221,7 +221,8 @@ def wilson_interval(k: int, n: int, z: float = CONFIDENCE_Z) -> tuple[float, flo
     denom = 1.0 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # min/max with p: at k = 0 or k = n rounding can put a bound a hair inside p (1 - 1e-16 for 100 %)
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
 def _policy_seed(fight_seed: int, seat: int) -> int:

@@ -69,6 +69,47 @@ class TrainingError(Exception):
     """Training cannot start (bad experiment state, unreachable cluster); the message says why."""
 
 
+CLUSTER_CONNECT_TIMEOUT_S = 5.0
+"""How long joining a cluster may take to open a TCP connection to its head before we give up with a clear
+message; `ray.init` itself would retry for minutes with only its own time-out lines."""
+
+
+def check_cluster_reachable(address: str, timeout: float = CLUSTER_CONNECT_TIMEOUT_S) -> None:
+    """Fail fast, naming `address`, when no Ray head answers there (``auto``: the one this machine knows of).
+
+    Raises:
+        TrainingError: No cluster address is known (``auto``), the address is malformed, or nothing accepts
+            a TCP connection on it within `timeout` seconds.
+    """
+    import socket
+
+    target = address
+    if address == "auto":
+        target = os.environ.get("RAY_ADDRESS", "")
+        if not target:
+            current = Path(os.environ.get("RAY_TMPDIR", "/tmp")) / "ray" / "ray_current_cluster"
+            target = current.read_text(encoding="utf-8").strip() if current.exists() else ""
+        if not target:
+            raise TrainingError(
+                "--address auto: no running Ray cluster is known on this machine (no RAY_ADDRESS and no "
+                "`ray start --head` here); start one, or give HOST:PORT of the head node"
+            )
+    host, sep, port = target.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise TrainingError(
+            f"--address {address!r}: expected HOST:PORT of a Ray head node (e.g. 10.0.0.5:6379) or auto"
+        )
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise TrainingError(
+            f"cannot reach a Ray cluster at {target} ({reason} after at most {timeout:g} s): is `ray start --head` "
+            "running there and the port open?"
+        ) from None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # RLlib configuration
 # ---------------------------------------------------------------------------------------------------------
@@ -235,6 +276,10 @@ class RunState:
         )
 
 
+class _StoppedWhileStarting(Exception):
+    """A stop arrived before the first iteration: end cleanly (state "stopped"), nothing to checkpoint."""
+
+
 class StopRequest:
     """SIGTERM/SIGINT set a flag; the loop finishes its iteration, checkpoints and exits (a second
     SIGINT interrupts at once)."""
@@ -244,8 +289,11 @@ class StopRequest:
         self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
+        """Idempotent: called before Ray starts (a stop during start-up is remembered, not fatal) and again after
+        `ray.init`, which replaces SIGTERM handling; `uninstall` restores what was there before the first call."""
         for sig in (signal.SIGTERM, signal.SIGINT):
-            self._previous[sig] = signal.signal(sig, self._handle)
+            previous = signal.signal(sig, self._handle)
+            self._previous.setdefault(sig, previous)
 
     def uninstall(self) -> None:
         for sig, handler in self._previous.items():
@@ -293,6 +341,7 @@ class Trainer:
             return
         kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
         if rc.address:
+            check_cluster_reachable(rc.address)
             kwargs["address"] = rc.address
         else:
             kwargs.update(
@@ -362,18 +411,23 @@ class Trainer:
         started = time.time()
         state = "failed"
         try:
+            self.stop.install()
             if self.resume:
                 self.exp.ensure_not_running()
             else:
                 self.exp.prepare_new(force=True, keep=(self.exp.log_path.name, self.exp.run_path.name))
             write_text_atomic(self.exp.config_path, dump_config(self.cfg))
             self.exp.mark_started(self.command, resumed=self.resume)
+            if self.stop.requested:
+                raise _StoppedWhileStarting
             self._start_ray()
             if self.dashboard_url:
                 self.exp.write_run(dashboard=self.dashboard_url)
             self._build()
             # After ray.init: Ray's core worker installs its own SIGTERM handler (which exits at once).
             self.stop.install()
+            if self.stop.requested:
+                raise _StoppedWhileStarting
             if self.resume:
                 self._restore()
             self._open_tensorboard()
@@ -383,9 +437,17 @@ class Trainer:
             self._loop()
             state = "stopped" if self.stop.requested else "finished"
             return 0
+        except _StoppedWhileStarting:
+            state = "stopped"
+            self.echo("stop requested while starting: stopped before the first iteration (nothing to checkpoint)")
+            return 0
         except KeyboardInterrupt:
             state = "stopped"
-            self.echo("interrupted; the last checkpoint is intact")
+            latest = self.exp.latest_checkpoint()
+            if latest is None:
+                self.echo("interrupted before the first checkpoint: nothing to resume; start again (no --force needed)")
+            else:
+                self.echo(f"interrupted; the last checkpoint ({latest.path.name}) is intact: --resume continues")
             return 130
         finally:
             self.stop.uninstall()

@@ -309,6 +309,33 @@ for _arr in (LOGIT_HEAD, LOGIT_VALUE):
     _arr.flags.writeable = False
 
 
+_HEAD_LIMITS = np.asarray(HEAD_SIZES, dtype=np.int64)
+_ACTION_RANGES = ", ".join(f"{spec.id} 0..{spec.size - 1}" for spec in HEADS)
+
+
+def check_action(action: Any) -> npt.NDArray[np.int64]:
+    """`action` as the 12 head values the simulator takes, or a `ValueError` that says what an action is.
+
+    Why not an `assert`: a bad action from a user's code must fail with a message that names the expected
+    shape and ranges, also under ``python -O`` (which strips asserts).
+    """
+    arr = np.asarray(action)
+    if arr.shape != (NUM_HEADS,):
+        raise ValueError(f"an NH action is {NUM_HEADS} integers, one per head (shape ({NUM_HEADS},)); got shape "
+                         f"{arr.shape}. Ranges: {_ACTION_RANGES}")  # fmt: skip
+    if arr.dtype.kind not in "iu":
+        integral = arr.dtype.kind in "fb" and bool(np.all(np.isfinite(arr))) and bool(np.all(arr == np.floor(arr)))
+        if not integral:
+            raise ValueError(f"an NH action is {NUM_HEADS} integers; got {arr.tolist()!r} ({arr.dtype})")
+    arr = arr.astype(np.int64, copy=False)
+    bad = np.flatnonzero((arr < 0) | (arr >= _HEAD_LIMITS))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"head {i} ({HEADS[i].id}) value {int(arr[i])} is out of range 0..{HEAD_SIZES[i] - 1}. "
+                         f"Ranges: {_ACTION_RANGES}")  # fmt: skip
+    return arr
+
+
 def logit_index(head: int, value: int) -> int:
     """Position of `(head, value)` in the flat 45-entry mask / logit vector (§14.2: head order)."""
     if not 0 <= value < HEAD_SIZES[head]:

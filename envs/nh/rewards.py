@@ -6,6 +6,7 @@ in the spec are absent, not zero, when their event did not happen.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -200,6 +201,10 @@ class RewardWeights:
         unknown = sorted(set(values) - valid)
         if unknown:
             raise ValueError(f"unknown reward weight(s) {unknown}; valid: {sorted(valid)}")
+        for name, value in values.items():
+            numbers = value if isinstance(value, list | tuple) else (value,)
+            if any(isinstance(v, float) and not math.isfinite(v) for v in numbers):
+                raise ValueError(f"reward weight {name} must be finite, got {value!r}")
         return cls(**values)
 
 

@@ -104,3 +104,29 @@ def test_rllib_env_against_ladder_has_one_agent() -> None:
     assert list(obs) == ["player_0"]
     obs, _ = env.reset(seed=1, options={"opponent": "agent"})
     assert set(obs) == {"player_0", "player_1"}
+
+
+@pytest.mark.parametrize(
+    ("action", "problem"),
+    [
+        ([0] * 11, r"12 integers, one per head \(shape \(12,\)\); got shape \(11,\)"),
+        ([0] * 11 + [6], r"head 11 \(prayer\) value 6 is out of range 0..5"),
+        ([-1] + [0] * 11, r"head 0 \(attack\) value -1 is out of range 0..3"),
+        ([0.5] * 12, "12 integers; got"),
+    ],
+)
+def test_a_bad_action_is_a_value_error_that_says_what_an_action_is(action: list[float], problem: str) -> None:
+    """Issue 16: a bare AssertionError before (gone under python -O); both envs now name shape and ranges."""
+    env = NHGymEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=problem):
+        env.step(action)
+    multi = NHMultiAgentEnv({"opponent": "baseline"})
+    multi.reset(seed=0)
+    with pytest.raises(ValueError, match=problem):
+        multi.step({"player_0": action})
+
+
+def test_unknown_multi_agent_env_config_keys_are_an_error() -> None:
+    with pytest.raises(ValueError, match=r"unknown NHMultiAgentEnv config key\(s\) \['parms'\]"):
+        NHMultiAgentEnv({"parms": {"training": True}})

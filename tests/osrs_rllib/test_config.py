@@ -408,3 +408,34 @@ def test_real_cli_error_is_one_clear_line(tmp_path: Path) -> None:
     assert len(lines) == 1
     assert lines[0].startswith(f"error: {bad}: ppo.clip_parm: unknown key; expected one of ")
     assert lines[0].endswith("(did you mean 'clip_param'?)")
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("ppo.lr=.nan", "ppo.lr"),
+        ("ppo.lr=.inf", "ppo.lr"),
+        ("ppo.clip_param=.inf", "ppo.clip_param"),
+        ("ppo.entropy_coeff=[[0, .nan]]", "ppo.entropy_coeff[0][1]"),
+        ("env.reward_weights.win_reward=-.inf", "env.reward_weights.win_reward"),
+        ("model.obs_clip=.inf", "model.obs_clip"),
+        ("league.eta=.nan", "league.eta"),
+    ],
+)
+def test_non_finite_numbers_are_rejected_everywhere(override: str, key: str, tmp_path: Path) -> None:
+    """Issue 16: NaN and infinity passed validation in most places (ppo.lr, --set ppo.clip_param=.inf)."""
+    with pytest.raises(ConfigError) as err:
+        load_config(CONFIGS / "smoke.yml", [override])
+    assert err.value.file == "--set" and err.value.key == key and "finite" in err.value.message
+    nan_file = tmp_path / "nan.yml"
+    nan_file.write_text(f"extends: {CONFIGS / 'smoke.yml'}\nppo:\n  lr: .nan\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as in_file:
+        load_config(nan_file)
+    assert in_file.value.file == str(nan_file) and in_file.value.key == "ppo.lr"
+
+
+def test_non_finite_reward_weights_are_rejected_by_the_environment_too() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        RewardWeights.from_mapping({"win_reward": float("nan")})
+    with pytest.raises(ValueError, match="finite"):
+        RewardWeights.from_mapping({"target_frozen_tick_reward": [0.1, float("inf"), 10]})

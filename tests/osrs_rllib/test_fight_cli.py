@@ -94,6 +94,9 @@ def test_contract_export_writes_json(tmp_path: Path) -> None:
     assert str(path) in proc.stdout
     contract = json.loads(path.read_text(encoding="utf-8"))
     assert {"version", "action", "observation"} <= contract.keys()
+    to_stdout = _cli("contract", "export", "-")  # issue 16: '-' is standard output, not a file named '-'
+    assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout) == contract
+    assert not (REPO / "-").exists()
 
 
 # ---- library ---------------------------------------------------------------------------------------
@@ -191,3 +194,11 @@ def test_fight_with_a_model_file(tmp_path: Path) -> None:
     (tmp_path / "broken.nhmodel").write_bytes(b"nope")
     with pytest.raises(ValueError, match="cannot load model file"):
         run_fights(str(tmp_path / "broken.nhmodel"), "random", n=1)
+
+
+def test_wilson_interval_always_contains_the_rate() -> None:
+    """At 0 % and 100 % rounding put a bound a hair inside the rate (found by the notebook's error bars)."""
+    for n in range(1, 1001):
+        for k in (0, 1, n - 1, n):
+            low, high = wilson_interval(k, n)
+            assert 0.0 <= low <= k / n <= high <= 1.0, (k, n, low, high)

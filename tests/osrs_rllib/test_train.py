@@ -239,3 +239,43 @@ def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
     assert scalar_steps(exp.tensorboard_dir, "eval/baseline/PURE/deterministic/win_rate") == [2, 4]
     trained = {t for t in tags if t.startswith("fight/win_build_")}
     assert trained <= {"fight/win_build_PURE_mean", "fight/win_build_MED_mean"} and trained
+
+
+def test_unreachable_address_fails_fast_and_leaves_the_name_free(tmp_path: Path) -> None:
+    """Issue 16: joining a cluster that is not there hung for minutes; a failed start then blocked the name."""
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.monotonic()
+    proc = run_cli(
+        "train", "configs/smoke.yml", "--address", f"127.0.0.1:{port}", "--set", f"experiments_dir={tmp_path}",
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in proc.stderr
+    assert time.monotonic() - started < 90  # bounded: a 5 s connect time-out plus start-up, not Ray's minutes
+    assert Experiment(tmp_path, "smoke").read_run().get("state") == "failed"
+    again = run_cli("train", "configs/smoke.yml", "--address", "127.0.0.1:1", "--set", f"experiments_dir={tmp_path}")
+    assert "already exists" not in again.stderr  # no checkpoint was written: nothing to protect with --force
+    resumed = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
+    assert resumed.returncode == 2 and "no --force" in resumed.stderr
+
+
+def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Path) -> None:
+    """Issue 16: `jobs` missed a detached run until its config was written, and stopping it in its first
+    seconds left state "failed"/"dead" with an empty log."""
+    started = run_cli("train", "configs/smoke.yml", "--detach", "--set", f"experiments_dir={tmp_path}")
+    assert started.returncode == 0, started.stderr
+    listed = json.loads(run_cli("jobs", "--experiments-dir", str(tmp_path), "--json").stdout)
+    assert [j["name"] for j in listed] == ["smoke"] and listed[0]["state"] in ("starting", "running")
+    stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    exp = Experiment(tmp_path, "smoke")
+    assert exp.read_run()["state"] == "stopped", exp.log_path.read_text()[-3000:]
+    log = exp.log_path.read_text()
+    # Which line depends on how far the start got: the trainer's own, or `stop`'s when the process had not
+    # yet caught signals; either way the log says why the run ended.
+    reasons = ("stop requested", "stopped before the first iteration", "stopped by `osrs-rllib stop` while starting")
+    assert any(r in log for r in reasons), log[-3000:]

@@ -165,11 +165,16 @@ def split_table(title: str, split: dict[str, Any], unseen: tuple[str, ...] = ())
 
 @contract_app.command("export")
 def contract_export(
-    path: Annotated[Path, typer.Argument(help="Where to write the contract JSON.", dir_okay=False)],
+    path: Annotated[
+        Path, typer.Argument(help="Where to write the contract JSON ('-': standard output).", dir_okay=False)
+    ],
 ) -> None:
     """Write the action/observation contract (heads, dependencies, observation layout) as JSON."""
-    from envs.nh.contract import export_contract_json
+    from envs.nh.contract import contract_json, export_contract_json
 
+    if str(path) == "-":
+        typer.echo(contract_json())
+        return
     try:
         written = export_contract_json(path)
     except OSError as exc:
@@ -240,9 +245,12 @@ def train(
             cfg = load_config(exp.config_path, [o for o in overrides if not o.startswith("name=")])
             exp.ensure_not_running()
             if exp.latest_checkpoint() is None:
-                raise _fail(f"experiment {cfg.name!r} has no complete checkpoint yet: start it again with --force")
+                raise _fail(
+                    f"experiment {cfg.name!r} has no complete checkpoint yet: start it again without --resume "
+                    "(nothing is lost: a run without a checkpoint needs no --force)"
+                )
         elif exp.exists():
-            if not force:
+            if not force and exp.latest_checkpoint() is not None:
                 raise _fail(
                     f"experiment {cfg.name!r} already exists at {exp.dir}; use --resume to continue it or --force "
                     "to start over (deleting its checkpoints)"
@@ -458,6 +466,10 @@ def rate(
         Console().print(per_build)
     typer.echo(f"saved {', '.join(str(p) for p in written)}")
 
+
+from osrs_rllib.serve_cli import register as _register_serving  # noqa: E402  (serve, export)
+
+_register_serving(app)
 
 if __name__ == "__main__":
     app(prog_name="osrs-rllib")

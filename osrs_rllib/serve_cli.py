@@ -1,0 +1,273 @@
+"""`osrs-rllib serve` (and ``serve status`` / ``serve stop``) and `osrs-rllib export`.
+
+Registered on the main app by `osrs_rllib/cli.py`. The serving code itself lives in `serving/` (which never
+imports the trainer); this module only turns options into a `serving.runtime.Service`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+CONTROL_WORDS = ("status", "stop")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=2)
+
+
+def serve(
+    target: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="MODELS_DIR|EXPERIMENT|status|stop",
+            help="A directory of *.nhmodel files, an experiment (directory or name); or status / stop for a "
+            "detached server.",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address the TCP proxy binds; 127.0.0.1 keeps it private.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port of the JSON-lines proxy.")] = 9999,
+    replicas: Annotated[int, typer.Option(min=1, help="Serve replicas (each loads every model once).")] = 1,
+    cpus_per_replica: Annotated[float, typer.Option(min=0, help="CPUs Ray reserves per replica.")] = 1.0,
+    address: Annotated[
+        str | None, typer.Option(help="Join a running Ray cluster ('auto' or HOST:PORT) instead of starting one.")
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `serve status`.")] = False,
+    experiments_dir: Annotated[str, typer.Option(help="Where experiment names are looked up.")] = "experiments",
+    reload_s: Annotated[float, typer.Option(min=0, help="Seconds between rescans for new model files (0: off).")] = 2.0,
+    max_connections: Annotated[int, typer.Option(min=1, help="Connections the proxy accepts at once.")] = 1024,
+    idle_timeout: Annotated[float, typer.Option(min=1, help="Seconds before an idle connection is closed.")] = 300.0,
+    num_cpus: Annotated[int | None, typer.Option(min=1, help="CPUs of the embedded Ray (default: all).")] = None,
+    dashboard_port: Annotated[int, typer.Option(min=1, max=65535, help="Dashboard port of an embedded Ray.")] = 8265,
+    state_dir: Annotated[
+        Path | None, typer.Option(help="Where detached servers are recorded (default ~/.osrs-rllib/serve).")
+    ] = None,
+    wait: Annotated[float, typer.Option(help="serve stop: seconds to wait for a clean shutdown.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="serve status: print JSON.")] = False,
+) -> None:
+    """Serve trained agents and the scripted ladder over a raw TCP JSON-lines socket (Ray Serve behind it).
+
+    Examples: `osrs-rllib serve experiments/nh` (follows models/latest.nhmodel and best.nhmodel as training
+    writes them), `osrs-rllib serve models/ --port 9999 --replicas 2 --detach`, then `osrs-rllib serve status`
+    and `osrs-rllib serve stop --port 9999`. Protocol and examples: docs/serving.md.
+    """
+    from serving.runtime import ServeError, default_state_dir
+
+    states = state_dir or default_state_dir()
+    if target == "status":
+        _status(states, as_json)
+        return
+    if target == "stop":
+        _stop(states, port, wait)
+        return
+    if target is None:
+        raise _fail("give a models directory or an experiment to serve (or `serve status` / `serve stop`)")
+    from serving.runtime import resolve_models_dir
+
+    try:
+        models_dir = resolve_models_dir(target, experiments_dir)
+    except ServeError as exc:
+        raise _fail(str(exc)) from None
+
+    if detach:
+        _detach(states, port, models_dir)
+        return
+    _run_foreground(models_dir, host, port, replicas, cpus_per_replica, address, reload_s, max_connections,
+                    idle_timeout, num_cpus, dashboard_port, states)
+
+
+def _run_foreground(models_dir: Path, host: str, port: int, replicas: int, cpus_per_replica: float,
+                    address: str | None, reload_s: float, max_connections: int, idle_timeout: float,
+                    num_cpus: int | None, dashboard_port: int, states: Path) -> None:
+    import logging
+
+    from serving.proxy import ProxyLimits
+    from serving.runtime import ServeError, ServeRecord, ServeSettings, Service, record_path, write_record
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = ServeSettings(
+        models_dir=str(models_dir), host=host, port=port, replicas=replicas, cpus_per_replica=cpus_per_replica,
+        address=address, num_cpus=num_cpus, dashboard_port=dashboard_port, reload_s=reload_s,
+        limits=ProxyLimits(max_connections=max_connections, idle_timeout_s=idle_timeout),
+    )
+    service = Service(settings, echo=typer.echo)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    record = None
+    try:
+        try:
+            models = service.start()
+        except ServeError as exc:
+            raise _fail(str(exc)) from None
+        assert service.address is not None
+        listen_host, listen_port = service.address
+        typer.echo(f"serving {models_dir} on {listen_host}:{listen_port} (JSON lines; Ctrl-C to stop)")
+        for m in models:
+            if m["kind"] == "model":
+                typer.echo(f"  {m['name']:<16} model     iteration {m['iteration']}, env steps {m['envSteps']}, "
+                           f"frames {m['frameStack']}, sha256 {str(m['sha256'])[:12]}")
+            else:
+                typer.echo(f"  {m['name']:<16} scripted  ladder opponent")
+        if service.dashboard_url:
+            typer.echo(f"Ray dashboard (Serve tab): {service.dashboard_url}")
+        if os.environ.get("OSRS_RLLIB_SERVE_DETACHED") == "1" or record_path(states, listen_port).exists():
+            record = ServeRecord(pid=os.getpid(), host=listen_host, port=listen_port, models_dir=str(models_dir),
+                                 log=str(states / f"serve-{listen_port}.log"), started_unix=time.time(),
+                                 dashboard=service.dashboard_url, state="running")
+            write_record(states, record)
+        while not stop.wait(1.0):
+            pass
+        typer.echo("shutting down")
+    finally:
+        service.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if record is not None:
+            record_path(states, record.port).unlink(missing_ok=True)
+
+
+def _detach(states: Path, port: int, models_dir: Path) -> None:
+    from serving.runtime import ServeRecord, pid_alive, read_records, record_path, start_detached, write_record
+
+    for r in read_records(states):
+        if r.port == port and pid_alive(r.pid):
+            raise _fail(f"a detached server already runs on port {port} (pid {r.pid}); `osrs-rllib serve stop`")
+    argv = [a for a in sys.argv[2:]] if len(sys.argv) > 2 and sys.argv[1] == "serve" else [str(models_dir)]
+    os.environ["OSRS_RLLIB_SERVE_DETACHED"] = "1"
+    if "--state-dir" not in argv:
+        argv += ["--state-dir", str(states)]
+    pid, log = start_detached(argv, states, port)
+    write_record(states, ServeRecord(pid=pid, host="?", port=port, models_dir=str(models_dir), log=str(log),
+                                     started_unix=time.time(), state="starting"))
+    typer.echo(f"serving {models_dir} in the background (pid {pid}); log: {log}")
+    typer.echo("follow it with `osrs-rllib serve status`, stop it with `osrs-rllib serve stop"
+               + (f" --port {port}`" if port != 9999 else "`"))
+    assert record_path(states, port).exists()
+
+
+def _status(states: Path, as_json: bool) -> None:
+    from serving.client import ServeClient
+    from serving.runtime import pid_alive, read_records
+
+    rows: list[dict[str, Any]] = []
+    for r in read_records(states):
+        row: dict[str, Any] = r.to_dict()
+        alive = pid_alive(r.pid)
+        row["state"] = r.state if alive else "dead"
+        row["models"] = None
+        if alive and r.state == "running":
+            try:
+                with ServeClient(r.host if r.host not in ("0.0.0.0", "", "?") else "127.0.0.1", r.port,
+                                 timeout_s=10) as c:
+                    row["models"] = c.models()
+            except (OSError, RuntimeError, ValueError) as exc:
+                row["state"] = f"not answering ({exc})"
+        rows.append(row)
+    if as_json:
+        typer.echo(json.dumps(rows, default=str))
+        return
+    if not rows:
+        typer.echo(f"no detached server recorded in {states}/")
+        return
+    for row in rows:
+        typer.echo(f"{row['host']}:{row['port']}  {row['state']}  pid {row['pid']}  {row['models_dir']}  "
+                   f"log {row['log']}")
+        for m in row["models"] or []:
+            if m["kind"] == "model":
+                typer.echo(f"  {m['name']:<16} iteration {m['iteration']}, env steps {m['envSteps']}, "
+                           f"sha256 {str(m['sha256'])[:12]}")
+            else:
+                typer.echo(f"  {m['name']:<16} scripted")
+
+
+def _stop(states: Path, port: int, wait: float) -> None:
+    from serving.runtime import read_records, stop_detached
+
+    records = [r for r in read_records(states) if r.port == port]
+    if not records:
+        ports = [r.port for r in read_records(states)]
+        raise _fail(f"no detached server on port {port}" + (f"; recorded ports: {ports}" if ports else ""))
+    typer.echo(f"port {port}: {stop_detached(records[0], states, wait)}")
+
+
+def export(
+    checkpoint: Annotated[
+        Path,
+        typer.Argument(metavar="CHECKPOINT", help="A training checkpoint directory (or an experiment: its newest)."),
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The model file to write (*.nhmodel).", dir_okay=False)],
+    policy: Annotated[str, typer.Option(help="Policy to export from an RLlib checkpoint.")] = "main",
+) -> None:
+    """Write a model file from a training checkpoint (a self-contained *.nhmodel, see docs/serving.md)."""
+    from osrs_rllib.experiment import MODEL_NAME, Experiment
+    from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
+
+    if out.suffix != MODEL_SUFFIX:
+        raise _fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
+    ckpt = checkpoint
+    if (checkpoint / "checkpoints").is_dir():
+        latest = Experiment(checkpoint.parent, checkpoint.name).latest_checkpoint()
+        if latest is None:
+            raise _fail(f"experiment {checkpoint} has no complete checkpoint")
+        ckpt = latest.path
+    if not ckpt.is_dir():
+        raise _fail(f"no checkpoint directory at {checkpoint}")
+    written = (ckpt / MODEL_NAME) if policy == "main" else None
+    if written is not None and written.is_file():
+        try:
+            model = load_model_file(written)  # check it before copying it anywhere
+        except ModelFileError as exc:
+            raise _fail(str(exc)) from None
+        _copy_atomic(written, out)
+        md = model.metadata
+    else:
+        md = _export_from_rllib(ckpt, policy, out)
+    typer.echo(f"wrote {out} (iteration {md.get('iteration')}, env steps {md.get('env_steps')})")
+
+
+def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
+    """A checkpoint without a model file beside it: restore the RLlib policy and export its network."""
+    policy_dir = ckpt / "policies" / policy_id
+    if not policy_dir.is_dir():
+        found = sorted(p.name for p in (ckpt / "policies").iterdir()) if (ckpt / "policies").is_dir() else []
+        raise _fail(f"{ckpt} has no model file and no RLlib policy {policy_id!r}" +
+                    (f"; its policies: {', '.join(found)}" if found else " (not a training checkpoint?)"))
+    from ray.rllib.policy.policy import Policy
+
+    from osrs_rllib.train import register_everything
+    from policies.model_file import load_model_file
+    from policies.rllib_model import export_policy
+
+    register_everything()
+    restored = Policy.from_checkpoint(str(policy_dir))
+    export_policy(restored, out, metadata={"checkpoint": str(ckpt), "policy": policy_id})
+    return load_model_file(out).metadata
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    import shutil
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `serve` and `export` to the main CLI (one line in cli.py)."""
+    app.command(context_settings={"help_option_names": ["-h", "--help"]})(serve)
+    if not any(getattr(c, "name", None) == "export" for c in app.registered_commands):
+        app.command()(export)

@@ -1,0 +1,345 @@
+"""The raw TCP front of `osrs-rllib serve`: asyncio streams, one JSON object per line (`serving.protocol`).
+
+Game-client plugins keep one connection open and send one request per game tick; each line is parsed and
+checked here (a bad one is answered with ``{"error": ...}`` and the connection stays usable), then handed to
+the Serve application through a deployment handle. Replies go back in request order, so a client may also
+pipeline several lines.
+
+Requests that arrive while earlier calls to the application are still in flight are grouped into one call
+(at most `ProxyLimits.max_in_flight` calls at a time): a lone client pays for one call per request, many
+clients share calls, and the replica batches what it receives once more (`serving.app`).
+
+Closed with an error line: a line longer than `max_line_bytes`, a client idle for `idle_timeout_s`, a
+connection beyond `max_connections`. Nothing a client sends is unpickled: it is JSON, checked field by field.
+
+`ProxyServer` knows nothing of Ray (tests and the benchmark can front any async answering function with
+it); `ProxyActor` runs one inside a Ray actor that Ray restarts if it dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from serving.protocol import (
+    MAX_LINE_BYTES,
+    Command,
+    ProtocolError,
+    Request,
+    encode_reply,
+    error_reply,
+    parse_line,
+)
+
+logger = logging.getLogger(__name__)
+
+Answer = Callable[[list[Request]], Awaitable[list[dict[str, Any]]]]
+"""(checked requests) → one reply per request, in order."""
+ListModels = Callable[[], Awaitable[list[dict[str, Any]]]]
+
+
+@dataclass(frozen=True)
+class ProxyLimits:
+    """Limits that protect the proxy from any one client."""
+
+    max_connections: int = 1024
+    idle_timeout_s: float = 300.0
+    """A connection with no request for this long is closed (a game client sends one every 600 ms)."""
+    max_line_bytes: int = MAX_LINE_BYTES
+    pipeline_depth: int = 64
+    """Requests of one connection awaiting their replies before the proxy stops reading from it."""
+    max_in_flight: int = 2
+    """Calls to the application in flight at once; later requests wait and are sent together."""
+    max_group: int = 256
+    """Most requests in one call to the application."""
+
+
+class ProxyServer:
+    """The asyncio TCP server; see the module docstring.
+
+    Args:
+        answer: Answers a list of checked requests (the Serve handle in production).
+        list_models: Lists the served models for ``{"command": "models"}``.
+        host, port: Where to listen; port 0 picks a free port (see `address` after `start`).
+        limits: Connection and size limits.
+    """
+
+    def __init__(self, answer: Answer, list_models: ListModels, host: str = "127.0.0.1", port: int = 0,
+                 limits: ProxyLimits | None = None) -> None:
+        self.answer = answer
+        self.list_models = list_models
+        self.host = host
+        self.port = port
+        self.limits = limits or ProxyLimits()
+        self.connections = 0
+        self.requests = 0
+        self.errors = 0
+        self._server: asyncio.Server | None = None
+        self._pending: list[tuple[Request, asyncio.Future[dict[str, Any]]]] = []
+        self._kick: asyncio.Event | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._handlers: set[asyncio.Task[Any]] = set()
+        self._calls: set[asyncio.Task[None]] = set()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self._server is not None, "start() first"
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return str(host), int(port)
+
+    async def start(self) -> tuple[str, int]:
+        self._kick = asyncio.Event()
+        self._slots = asyncio.Semaphore(self.limits.max_in_flight)
+        self._dispatcher = asyncio.create_task(self._dispatch_loop())
+        self._server = await asyncio.start_server(
+            self._handle, self.host, self.port, limit=self.limits.max_line_bytes, reuse_address=True
+        )
+        logger.info("serving JSON lines on %s:%d", *self.address)
+        return self.address
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        if self._handlers:
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatcher
+        if self._server is not None:
+            await self._server.wait_closed()
+
+    def stats(self) -> dict[str, int]:
+        return {"connections": self.connections, "requests": self.requests, "errors": self.errors}
+
+    # -- grouping requests into calls ----------------------------------------------------------------
+    def _submit(self, req: Request) -> asyncio.Future[dict[str, Any]]:
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending.append((req, fut))
+        assert self._kick is not None
+        self._kick.set()
+        return fut
+
+    async def _dispatch_loop(self) -> None:
+        assert self._kick is not None and self._slots is not None
+        while True:
+            await self._kick.wait()
+            self._kick.clear()
+            while self._pending:
+                await self._slots.acquire()
+                group = self._pending[: self.limits.max_group]
+                del self._pending[: len(group)]
+                task = asyncio.create_task(self._call(group))
+                self._calls.add(task)
+                task.add_done_callback(self._calls.discard)
+
+    async def _call(self, group: list[tuple[Request, asyncio.Future[dict[str, Any]]]]) -> None:
+        assert self._slots is not None
+        try:
+            replies = await self.answer([req for req, _ in group])
+            if len(replies) != len(group):
+                raise RuntimeError(f"{len(replies)} replies for {len(group)} requests")
+        except Exception as exc:  # a failed or restarting replica: every request of the call gets an error
+            logger.warning("the model server failed a call of %d requests: %s", len(group), exc)
+            replies = [error_reply(f"the model server failed: {type(exc).__name__}: {exc}; retry")] * len(group)
+        finally:
+            self._slots.release()
+        for (_, fut), reply in zip(group, replies, strict=True):
+            if not fut.done():
+                fut.set_result(reply)
+
+    async def _models_reply(self) -> dict[str, Any]:
+        try:
+            return {"models": await self.list_models()}
+        except Exception as exc:
+            return error_reply(f"cannot list models: {type(exc).__name__}: {exc}")
+
+    # -- connections ---------------------------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        peer = writer.get_extra_info("peername")
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            if self.connections >= self.limits.max_connections:
+                logger.warning("refused %s: already %d connections", peer, self.connections)
+                writer.write(encode_reply(error_reply(
+                    f"too many connections (limit {self.limits.max_connections}); retry later")))
+                await _close(writer)
+                return
+            self.connections += 1
+            try:
+                await self._serve_connection(reader, writer, peer)
+            finally:
+                self.connections -= 1
+        finally:
+            self._handlers.discard(task)
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Any) -> None:
+        logger.debug("connection from %s", peer)
+        replies: asyncio.Queue[bytes | asyncio.Future[dict[str, Any]] | None] = asyncio.Queue(
+            self.limits.pipeline_depth
+        )
+        write_task = asyncio.create_task(self._write_replies(writer, replies))
+        discard_input = False
+        try:
+            while not write_task.done():
+                try:
+                    line = await asyncio.wait_for(reader.readline(), self.limits.idle_timeout_s)
+                except TimeoutError:
+                    logger.warning("closing %s: idle for %.0f s", peer, self.limits.idle_timeout_s)
+                    await replies.put(encode_reply(error_reply(
+                        f"idle for {self.limits.idle_timeout_s:g} s: connection closed; reconnect to continue")))
+                    break
+                except (ValueError, asyncio.LimitOverrunError):
+                    logger.warning("closing %s: a line over %d bytes", peer, self.limits.max_line_bytes)
+                    self.errors += 1
+                    await replies.put(encode_reply(error_reply(
+                        f"request line longer than {self.limits.max_line_bytes} bytes: connection closed "
+                        "(one JSON object per line, newline-terminated)")))
+                    discard_input = True
+                    break
+                except (ConnectionError, OSError):
+                    break
+                if not line:
+                    break  # EOF
+                if not line.strip():
+                    continue  # blank lines are keep-alives
+                self.requests += 1
+                try:
+                    parsed = parse_line(line)
+                except ProtocolError as exc:
+                    self.errors += 1
+                    logger.warning("bad request from %s: %s", peer, exc)
+                    await replies.put(encode_reply(error_reply(str(exc))))
+                    continue
+                if isinstance(parsed, Command):
+                    await replies.put(asyncio.ensure_future(self._models_reply()))
+                else:
+                    await replies.put(self._submit(parsed))
+        finally:
+            try:
+                if not write_task.done():
+                    await replies.put(None)  # the writer sends every reply still owed, then stops
+                await write_task
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                write_task.cancel()
+                if discard_input:
+                    # The client is still sending the rest of its long line: closing now would reset the
+                    # connection and could destroy the error line before the client reads it. Send FIN
+                    # after the error, then read and drop what is still coming, for a bounded time.
+                    await _discard_input(reader, writer)
+                await _close(writer)
+                logger.debug("closed %s", peer)
+
+    async def _write_replies(self, writer: asyncio.StreamWriter, replies: asyncio.Queue[Any]) -> None:
+        while True:
+            item = await replies.get()
+            if item is None:
+                return
+            if isinstance(item, bytes):
+                data = item
+            else:
+                reply = await item
+                if "error" in reply:
+                    self.errors += 1
+                data = encode_reply(reply)
+            writer.write(data)
+            if replies.empty():
+                await writer.drain()
+
+
+async def _discard_input(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit_s: float = 2.0,
+                         limit_bytes: int = 1 << 26) -> None:
+    with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+        await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+
+    async def drop() -> None:
+        dropped = 0
+        while dropped < limit_bytes:
+            chunk = await reader.read(1 << 16)
+            if not chunk:
+                return
+            dropped += len(chunk)
+
+    with contextlib.suppress(TimeoutError, ConnectionError, OSError, ValueError):
+        await asyncio.wait_for(drop(), limit_s)
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(ConnectionError, OSError):
+        await writer.drain()
+    writer.close()
+    with contextlib.suppress(ConnectionError, OSError):
+        await writer.wait_closed()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The proxy as a Ray actor
+# ---------------------------------------------------------------------------------------------------------
+
+
+class ProxyActor:
+    """`ProxyServer` in front of the Serve application, run by Ray (create it with `proxy_actor_class`).
+
+    The server runs on its own event loop thread, started in the constructor, so that when Ray restarts a
+    dead proxy (``max_restarts=-1``) the restarted actor listens again on the same address without anyone
+    calling it.
+    """
+
+    def __init__(self, app_name: str, deployment_name: str, host: str, port: int, limits: ProxyLimits) -> None:
+        from ray import serve
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        handle = serve.get_deployment_handle(deployment_name, app_name)
+        self._answer_handle = handle.answer
+        self._models_handle = handle.models
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="tcp-proxy", daemon=True)
+        self._thread.start()
+        self.server = ProxyServer(self._answer, self._models, host, port, limits)
+        self._address = asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(timeout=60)
+
+    async def _answer(self, requests: list[Request]) -> list[dict[str, Any]]:
+        return await self._answer_handle.remote(requests)
+
+    async def _models(self) -> list[dict[str, Any]]:
+        return await self._models_handle.remote()
+
+    def address(self) -> tuple[str, int]:
+        return self._address
+
+    def stats(self) -> dict[str, int]:
+        return self.server.stats()
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+    def shutdown(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.close(), self._loop).result(timeout=30)
+
+
+def proxy_actor_class() -> Any:
+    """`ProxyActor` as a Ray actor class that Ray restarts whenever it dies."""
+    import ray
+
+    return ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(ProxyActor)

@@ -1,0 +1,96 @@
+"""`osrs-rllib serve` and `osrs-rllib export` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from envs.nh.contract import NUM_LOGITS, OBS_SIZE
+from osrs_rllib.cli import app
+from policies.model_file import load_model_file
+from serving.runtime import free_port, resolve_models_dir
+from tests.serving.conftest import write_model
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def test_serve_needs_something_to_serve(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", str(tmp_path / "nothing"), "--experiments-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "expected a directory of *.nhmodel files" in result.output
+
+
+def test_status_and_stop_without_a_detached_server(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "status", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 0 and "no detached server recorded" in result.output
+    result = runner.invoke(app, ["serve", "stop", "--port", "9123", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "no detached server on port 9123" in result.output
+
+
+def test_models_dir_resolution(tmp_path: Path) -> None:
+    exp = tmp_path / "exps" / "nh"
+    (exp / "models").mkdir(parents=True)
+    assert resolve_models_dir(exp) == exp / "models"
+    assert resolve_models_dir("nh", tmp_path / "exps") == tmp_path / "exps" / "nh" / "models"
+    flat = tmp_path / "flat"
+    write_model(flat / "a.nhmodel", 1)
+    assert resolve_models_dir(flat) == flat
+
+
+def test_export_from_a_checkpoint(tmp_path: Path) -> None:
+    ckpt = tmp_path / "nh" / "checkpoints" / "iter-000003"
+    written = write_model(ckpt / "main.nhmodel", 3)
+    out = tmp_path / "out" / "nh-3.nhmodel"
+    result = runner.invoke(app, ["export", str(ckpt), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "iteration 3, env steps 3000" in result.output
+    assert load_model_file(out).meta["tensor_sha256"] == load_model_file(written).meta["tensor_sha256"]
+    bad = runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "x.pt")])
+    assert bad.exit_code == 2 and "end in .nhmodel" in bad.output
+    missing = runner.invoke(app, ["export", str(tmp_path / "none"), "-o", str(out)])
+    assert missing.exit_code == 2 and "no checkpoint directory" in missing.output
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_detached_server_status_and_stop(tmp_path: Path) -> None:
+    """The real CLI in a subprocess: --detach, a request, status with training steps, stop."""
+    from serving.client import ServeClient
+
+    models = tmp_path / "models"
+    write_model(models / "latest.nhmodel", 5)
+    port, state = free_port(), tmp_path / "state"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "osrs_rllib.cli", *args], cwd=REPO, env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    started = cli("serve", str(models), "--detach", "--port", str(port), "--state-dir", str(state),
+                  "--num-cpus", "1", "--dashboard-port", str(free_port()), "--cpus-per-replica", "0")
+    assert started.returncode == 0, started.stderr
+    try:
+        deadline = time.monotonic() + 400
+        while True:
+            rows = json.loads(cli("serve", "status", "--json", "--state-dir", str(state)).stdout)
+            if rows and rows[0]["state"] == "running" and rows[0]["models"]:
+                break
+            assert time.monotonic() < deadline, (state / f"serve-{port}.log").read_text()[-3000:]
+            time.sleep(2)
+        latest = {m["name"]: m for m in rows[0]["models"]}["latest"]
+        assert latest["envSteps"] == 5000 and latest["iteration"] == 5
+        with ServeClient("127.0.0.1", port) as client:
+            assert len(client.act("latest", np.zeros(OBS_SIZE), np.ones(NUM_LOGITS, dtype=bool)).action) == 12
+    finally:
+        stopped = cli("serve", "stop", "--port", str(port), "--state-dir", str(state))
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert json.loads(cli("serve", "status", "--json", "--state-dir", str(state)).stdout) == []

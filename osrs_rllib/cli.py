@@ -287,6 +287,21 @@ def train(
     raise typer.Exit(code=code)
 
 
+@app.command("dashboard-token")
+def dashboard_token() -> None:
+    """Print the token the Ray dashboard's login dialog asks for (Ray keeps token authentication on).
+
+    Open the dashboard address that `train` or `serve` printed, paste the token into the dialog; for the
+    HTTP API send it as ``Authorization: Bearer TOKEN``.
+    """
+    from osrs_rllib.jobs import ray_auth_token
+
+    token, where = ray_auth_token()
+    if token is None:
+        raise _fail(f"no Ray token at {where}: start training or serving first (Ray writes it on its first start)")
+    typer.echo(token)
+
+
 @app.command()
 def jobs(
     experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",

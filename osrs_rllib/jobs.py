@@ -109,3 +109,33 @@ def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:
         with open(exp.log_path, "a", encoding="utf-8") as log:
             log.write("stopped by `osrs-rllib stop` while starting, before the trainer was up; no checkpoint written\n")
     return exp.effective_state()
+
+
+RAY_TOKEN_FILE = Path.home() / ".ray" / "auth_token"
+"""Where Ray keeps the token of its token authentication when neither RAY_AUTH_TOKEN nor RAY_AUTH_TOKEN_PATH
+is set (Ray generates it on the first start)."""
+
+
+def ray_auth_token() -> tuple[str | None, str]:
+    """The token the Ray dashboard asks for, and where it comes from (for the message that says how to log in).
+
+    Why: Ray keeps token authentication on, so the dashboard answers 401 until the browser has the token;
+    training and serving print where it is, and ``osrs-rllib dashboard-token`` prints it.
+    """
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return os.environ["RAY_AUTH_TOKEN"].strip(), "the RAY_AUTH_TOKEN environment variable"
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or RAY_TOKEN_FILE)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None, str(path)
+    return (token or None), str(path)
+
+
+def dashboard_login_hint() -> str:
+    """One line for the terminal: how to get past the dashboard's "Authentication Token Required" dialog."""
+    token, where = ray_auth_token()
+    if token is None:
+        return "Ray dashboard token: none found (token authentication is off, or Ray has not written it yet)"
+    return f"Ray dashboard token: in {where}; `osrs-rllib dashboard-token` prints it, paste it into the login dialog"
+

@@ -123,6 +123,9 @@ def _run_foreground(models_dir: Path, host: str, port: int, replicas: int, cpus_
                 typer.echo(f"  {m['name']:<16} scripted  ladder opponent")
         if service.dashboard_url:
             typer.echo(f"Ray dashboard (Serve tab): {service.dashboard_url}")
+            from osrs_rllib.jobs import dashboard_login_hint
+
+            typer.echo(dashboard_login_hint())
         if os.environ.get("OSRS_RLLIB_SERVE_DETACHED") == "1" or record_path(states, listen_port).exists():
             record = ServeRecord(pid=os.getpid(), host=listen_host, port=listen_port, models_dir=str(models_dir),
                                  log=str(states / f"serve-{listen_port}.log"), started_unix=time.time(),

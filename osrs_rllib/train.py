@@ -74,6 +74,24 @@ CLUSTER_CONNECT_TIMEOUT_S = 5.0
 message; `ray.init` itself would retry for minutes with only its own time-out lines."""
 
 
+def check_port_free(host: str, port: int) -> None:
+    """The dashboard's port must be free before Ray starts: Ray's own error names its options, not ours.
+
+    Raises:
+        TrainingError: Something listens on ``host:port``; the message names ``ray.dashboard_port``.
+    """
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            raise TrainingError(
+                f"ray.dashboard_port {port} on {host} is in use (another Ray or program): pick another with "
+                f"--set ray.dashboard_port={port + 1}, or turn the dashboard off with --set ray.include_dashboard=false"
+            ) from None
+
+
 def check_cluster_reachable(address: str, timeout: float = CLUSTER_CONNECT_TIMEOUT_S) -> None:
     """Fail fast, naming `address`, when no Ray head answers there (``auto``: the one this machine knows of).
 
@@ -344,6 +362,8 @@ class Trainer:
             check_cluster_reachable(rc.address)
             kwargs["address"] = rc.address
         else:
+            if rc.include_dashboard:
+                check_port_free(rc.dashboard_host, rc.dashboard_port)
             kwargs.update(
                 num_cpus=rc.num_cpus,
                 include_dashboard=rc.include_dashboard,
@@ -360,6 +380,9 @@ class Trainer:
         if url:
             self.dashboard_url = url if url.startswith("http") else f"http://{url}"
             self.echo(f"Ray dashboard: {self.dashboard_url}")
+            from osrs_rllib.jobs import dashboard_login_hint
+
+            self.echo(dashboard_login_hint())
 
     def _build(self) -> None:
         register_everything()

@@ -279,3 +279,20 @@ def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Pa
     # yet caught signals; either way the log says why the run ended.
     reasons = ("stop requested", "stopped before the first iteration", "stopped by `osrs-rllib stop` while starting")
     assert any(r in log for r in reasons), log[-3000:]
+
+
+def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
+    """Issue 16: Ray's message named its own options; ours names the config key to change."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = run_cli(
+            "train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}", "--set", "ray.include_dashboard=true",
+            "--set", f"ray.dashboard_port={port}", timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"ray.dashboard_port {port} on 127.0.0.1 is in use" in proc.stderr
+    assert f"--set ray.dashboard_port={port + 1}" in proc.stderr

@@ -136,16 +136,6 @@ class SplitTally:
         self.by_build.setdefault(b, Tally()).add(outcome)
         self.by_fight_type.setdefault(t, Tally()).add(outcome)
 
-    def mean_win_rate(self, builds: Iterable[Build | str]) -> float | None:
-        """Unweighted mean of the listed builds' win rates (None if a listed build played no fight)."""
-        rates = []
-        for b in builds:
-            tally = self.by_build.get(b.value if isinstance(b, Build) else str(b))
-            if tally is None or not tally.fights:
-                return None
-            rates.append(tally.win_rate)
-        return sum(rates) / len(rates) if rates else None
-
     def pooled(self, builds: Iterable[Build | str]) -> Tally:
         """The listed builds' fights as one tally (its interval is the headline's when counts are equal)."""
         total = Tally()

@@ -71,7 +71,7 @@ def test_parse_builds() -> None:
         parse_builds("PURE,PURE")
 
 
-def test_split_tally_mean_and_pooled() -> None:
+def test_split_tally_per_build_and_pooled() -> None:
     split = SplitTally()
     for _ in range(3):
         split.add(Build.PURE, "NORMAL", Outcome.WON)
@@ -79,9 +79,9 @@ def test_split_tally_mean_and_pooled() -> None:
     split.add(Build.MED, "LMS", Outcome.WON)
     split.add(Build.MED, "LMS", None)  # truncated: a tie
     assert split.by_build["MED"].to_dict()["ties"] == 1
-    assert split.mean_win_rate(["PURE", "MED"]) == pytest.approx((1.0 + 1 / 3) / 2)
     assert split.pooled(["PURE", "MED"]).wins == 4
-    assert split.mean_win_rate(["PURE", "ZERKER"]) is None  # a build that played no fight
+    assert split.pooled(["ZERKER"]).fights == 0  # a build that played no fight adds nothing
+    assert split.by_build["PURE"].win_rate == 1.0 and split.by_build["MED"].win_rate == pytest.approx(1 / 3)
 
 
 def test_evaluation_reports_every_trained_build_and_the_unseen_one_apart() -> None:

@@ -332,8 +332,5 @@ def list_experiments(root: str | os.PathLike[str]) -> list[Experiment]:
     if not base.is_dir():
         return []
     # run.json too: a detached run writes it before its process has written a config (issue 16: it was invisible)
-    return [
-        Experiment(base, d.name)
-        for d in sorted(base.iterdir())
-        if d.is_dir() and (Experiment(base, d.name).config_path.exists() or Experiment(base, d.name).run_path.exists())
-    ]
+    found = (Experiment(base, d.name) for d in sorted(base.iterdir()) if d.is_dir())
+    return [e for e in found if e.config_path.exists() or e.run_path.exists()]

@@ -27,6 +27,13 @@ Each scenario's time (``--seconds``) is split evenly between two loops, both sin
 Results to expect: a pure-Python simulator, so a few thousand ticks per second per core; the figures of
 the machine the project was developed on are in the report that introduced this script. Nothing is
 asserted: this script prints figures (STYLE 17).
+
+``--core`` adds the compiled core (issue 15, docs/compiled-core.md) beside the Python engine on the tick
+**plus both players' masks and observations, without rewards** (the core does not compute those yet): the
+Python engine is timed on `FightSim.step` + `masks.mask_values` + `ObservationEncoder.encode` for both
+players, the core on `FightBatch.step_batch` over ``--batch`` fights writing masks and observations into
+preallocated arrays (one call per tick of the whole batch), with the same kind of random unmasked actions
+(every head uniform over its values with probability 0.35, else 0), drawn before the timed loops.
 """
 
 from __future__ import annotations
@@ -43,9 +50,13 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.contract import BoolArray, Head, IntArray, apply_dependencies_and_force
+from envs.nh.contract import HEAD_SIZES, OBS_SIZE, BoolArray, Head, IntArray, apply_dependencies_and_force
+from envs.nh.core import load_core, reset_params
 from envs.nh.engine import NHEngine
+from envs.nh.masks import LoadoutFacts, loadout_facts, mask_values
+from envs.nh.observation import ObservationEncoder, static_block
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
+from envs.nh.sim import FightSim
 from envs.opponents import ScriptedPolicy, make_opponent
 
 WARMUP_TICKS = 50
@@ -206,6 +217,104 @@ def run_scenario(sc: Scenario, seconds: float, seed: int) -> Result:
     )
 
 
+# ---- compiled core beside the Python engine, tick only (``--core``) ----------------------------------
+CORE_SCENARIOS: dict[str, tuple[FightParams, tuple[bool, bool]]] = {
+    "baseline_vs_baseline": (FightParams(opponent=OPPONENT_BASELINE, first_player_baseline=True), (False, False)),
+    "random_vs_random": (FightParams(opponent=OPPONENT_AGENT), (True, True)),
+    "random_vs_baseline": (FightParams(opponent=OPPONENT_BASELINE), (True, False)),
+}
+"""Parameters and acting seats of the tick-only comparison."""
+ACTION_BLOCK_TICKS = 64
+"""Ticks of actions drawn at once for the whole batch (outside the timed calls)."""
+ACTIVE_HEAD_PROBABILITY = 0.35
+
+
+def _random_actions(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """int32 actions of `shape + (12,)`: each head uniform over its values with probability 0.35, else 0."""
+    sizes = np.asarray(HEAD_SIZES)
+    values = (rng.random((*shape, len(sizes))) * sizes).astype(np.int32)
+    return np.where(rng.random(values.shape) < ACTIVE_HEAD_PROBABILITY, values, 0).astype(np.int32)
+
+
+def python_tick_loop(params: FightParams, seats: tuple[bool, bool], seconds: float, seed: int) -> float:
+    """Ticks per second of `FightSim.step` + both players' masks and observations, random actions."""
+    rng = np.random.default_rng(seed)
+    sim = FightSim(params)
+    fight_seed = seed
+    sim.reset(seed=fight_seed)
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+
+    def per_episode() -> tuple[list[LoadoutFacts], list[ObservationEncoder]]:
+        return (
+            [loadout_facts(p.loadout) for p in sim.players],
+            [ObservationEncoder(sim, p, static_block(p.loadout, sim.fight_mode)) for p in sim.players],
+        )
+
+    facts, encoders = per_episode()
+    step_s, ticks = 0.0, 0
+    while step_s < seconds:
+        block = _random_actions(rng, (ACTION_BLOCK_TICKS, 2)).tolist()
+        for a0, a1 in block:
+            actions = [a0 if seats[0] else None, a1 if seats[1] else None]
+            t0 = time.perf_counter()
+            sim.step(actions)
+            for p in sim.players:
+                mask = mask_values(sim, p, facts[p.index], sim.stats[p.index].known_lunar_opponent)
+                encoders[p.index].encode(mask, obs)
+            step_s += time.perf_counter() - t0
+            ticks += 1
+            if sim.done:
+                fight_seed += 1
+                sim.reset(seed=fight_seed)
+                facts, encoders = per_episode()
+    return ticks / step_s
+
+
+def core_tick_loop(params: FightParams, seats: tuple[bool, bool], seconds: float, seed: int, n: int) -> float:
+    """Ticks per second (fights × ticks) of `FightBatch.step_batch` with masks and observations, resets excluded."""
+    core = load_core()
+    rng = np.random.default_rng(seed)
+    batch = core.FightBatch(n)
+    prm = reset_params(params)
+    fight_seed = seed
+    for i in range(n):
+        batch.reset(i, np.random.default_rng(fight_seed + i).bit_generator.state, prm)
+    fight_seed += n
+    has = np.tile(np.asarray(seats, dtype=np.int32), (n, 1))
+    results = np.zeros((n, 4), dtype=np.int32)
+    masks = np.zeros((n, 2, sum(HEAD_SIZES)), dtype=np.uint8)  # NUM_MASK: one per head value
+    obs = np.zeros((n, 2, OBS_SIZE), dtype=np.float32)
+    step_s, ticks = 0.0, 0
+    while step_s < seconds:
+        block = _random_actions(rng, (ACTION_BLOCK_TICKS, n, 2))
+        for actions in block:
+            t0 = time.perf_counter()
+            stepped = batch.step_batch(actions, has, results, masks, obs)
+            step_s += time.perf_counter() - t0
+            ticks += stepped
+            ended = np.flatnonzero((results[:, 1] != 0) | (results[:, 3] != 0))
+            for i in ended:
+                if batch.fight(int(i))["done"]:
+                    batch.reset(int(i), np.random.default_rng(fight_seed).bit_generator.state, prm)
+                    fight_seed += 1
+            results[ended] = 0
+    return ticks / step_s
+
+
+def core_comparison(seconds: float, seed: int, n: int, as_json: bool) -> list[dict[str, Any]]:
+    rows = []
+    for name, (params, seats) in CORE_SCENARIOS.items():
+        py = python_tick_loop(params, seats, seconds / 2, seed)
+        c = core_tick_loop(params, seats, seconds / 2, seed, n)
+        rows.append({"scenario": name, "python_ticks_per_s": py, "core_ticks_per_s": c, "speedup": c / py})
+        if not as_json:
+            if len(rows) == 1:
+                print(f"\ntick + both players' masks and observations (no rewards), core batch of {n} fights")
+                print(f"{'scenario':<22} {'python ticks/s':>15} {'core ticks/s':>14} {'speed-up':>9}")
+            print(f"{name:<22} {py:>15,.0f} {c:>14,.0f} {c / py:>8.1f}x", flush=True)
+    return rows
+
+
 def machine_info() -> dict[str, Any]:
     """Platform, CPU model, core count, Python/numpy versions and the load when the run started.
 
@@ -240,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         "--scenario", action="append", choices=[s.name for s in SCENARIOS], help="run only these (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument(
+        "--core", action="store_true", help="also time the compiled core beside the Python engine (no rewards yet)"
+    )
+    parser.add_argument("--batch", type=int, default=256, help="fights per core batch with --core (default 256)")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
@@ -264,8 +377,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r.engine_ticks_per_s:>15,.0f} {r.sampler_us_per_tick:>16.1f} {r.fights:>7}",
                 flush=True,
             )
+    core_rows = core_comparison(args.seconds, args.seed, args.batch, args.json) if args.core else None
     if args.json:
-        print(json.dumps({"machine": machine, "seconds": args.seconds, "results": [asdict(r) for r in results]}))
+        out: dict[str, Any] = {"machine": machine, "seconds": args.seconds, "results": [asdict(r) for r in results]}
+        if core_rows is not None:
+            out["core_without_rewards"] = core_rows
+        print(json.dumps(out))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 How to run::
 
-    import gymnasium as gym, envs  # importing `envs` registers the id
+    import gymnasium as gym, envs.gym_env  # importing the adapter registers the id
     env = gym.make("osrs-rllib/NH-v0")
     obs, info = env.reset(seed=1, options={"opponent": "baseline", "build": "PURE"})
 
@@ -143,7 +143,9 @@ class NHGymEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         act = check_action(action)
         opp_action = None
         if self._opponent_policy is not None:
-            opp_action = self._opponent_policy.act(self.engine.obs[1], self.engine.masks[1])
+            # a prescient rung (envs.opponents.nh_ladder) is shown the learner's action of the tick
+            seen = {"opponent_action": act} if self._opponent_policy.needs_opponent_action else {}
+            opp_action = self._opponent_policy.act(self.engine.obs[1], self.engine.masks[1], **seen)
         res = self.engine.step([act, opp_action])
         done = res.terminated or res.truncated
         self._needs_reset = done
@@ -159,3 +161,6 @@ def register() -> None:
     """Register the gymnasium id (safe to call repeatedly)."""
     if ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="envs.gym_env:NHGymEnv")
+
+
+register()

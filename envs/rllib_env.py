@@ -126,7 +126,9 @@ class NHMultiAgentEnv(MultiAgentEnv):
                     raise ValueError(f"missing action for {a}; every live agent acts every tick")
                 actions[i] = check_action(action_dict[a])
         if self._scripted is not None:
-            actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1])
+            # a prescient rung (envs.opponents.nh_ladder) is shown the learner's action of the tick
+            seen = {"opponent_action": actions[0]} if self._scripted.needs_opponent_action else {}
+            actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1], **seen)
         res = self.engine.step(actions)
         self.on_engine_step(res)
         self._done = res.terminated or res.truncated

@@ -26,8 +26,6 @@ this module knows nothing of the game.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from common.atomic_files import atomic_path
 from league.events import EvictEvent, ResetEvent, SnapshotEvent
 from league.league import League
 from league.players import MAIN, player_kind
@@ -138,17 +137,9 @@ class LeagueRunner:
         return self.store_dir / f"{snapshot_id}.npz"
 
     def save_weights(self, snapshot_id: str, weights: Mapping[str, Any]) -> Path:
-        self.store_dir.mkdir(parents=True, exist_ok=True)
         path = self.snapshot_path(snapshot_id)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.store_dir)
-        os.close(fd)
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(f, **{k: np.asarray(v) for k, v in weights.items()})
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez(f, **{k: np.asarray(v) for k, v in weights.items()})
         return path
 
     def load_weights(self, snapshot_id: str) -> dict[str, np.ndarray]:

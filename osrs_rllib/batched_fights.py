@@ -7,6 +7,11 @@ Evaluation during training (`osrs_rllib/evaluation.py`) and the tournament of `o
 Fight k is played with simulator seed ``seeds[k]``; a player sees the seeds of the rows it acts for, so a
 scripted player can keep one bot per fight, seeded from it. When seat 1 has no player, the engine's own
 opponent plays it (the in-simulator baseline of spec §18: ``params.opponent`` must say so).
+
+A seat that `needs_opponent_action` (the prescient ladder rung, `envs.opponents.nh_ladder`) acts after the
+other seat and is handed that seat's actions of the tick (``opponent_actions``); the other seat must then
+be an ordinary player, not the in-simulator baseline (which decides inside the simulator) nor another
+prescient seat.
 """
 
 from __future__ import annotations
@@ -19,18 +24,21 @@ import numpy as np
 from envs.nh.contract import NUM_HEADS, OBS_SIZE, FrameStack
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, FightParams
-from envs.opponents import ScriptedPolicy, make_opponent
+from envs.opponents import ScriptedPolicy, make_opponent, needs_opponent_action
 
-SeatAct = Callable[[np.ndarray, np.ndarray, Sequence[int]], np.ndarray]
-"""(stacked observations (B, D) float32, masks (B, 45) bool, fight seeds (B,)) → actions (B, 12) int64."""
+SeatAct = Callable[..., np.ndarray]
+"""(stacked observations (B, D) float32, masks (B, 45) bool, fight seeds (B,)) → actions (B, 12) int64; a seat
+that `needs_opponent_action` also takes ``opponent_actions=`` (B, 12) int64, the other seat's actions."""
 
 
 @dataclass(frozen=True)
 class Seat:
-    """A player in one seat: how it acts and the frame stacking its observations need."""
+    """A player in one seat: how it acts, the frame stacking its observations need, and whether it must see
+    the other seat's actions of the tick first (a prescient rung)."""
 
     act: SeatAct
     frame_stack: int | Sequence[int] = 1
+    needs_opponent_action: bool = False
 
 
 class LadderSeat:
@@ -41,15 +49,26 @@ class LadderSeat:
         self.name = name
         self.bot_seed = bot_seed
         self.bots: dict[int, ScriptedPolicy] = {}
+        self.needs_opponent_action = needs_opponent_action(name)
 
-    def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+    def __call__(
+        self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int], opponent_actions: np.ndarray | None = None
+    ) -> np.ndarray:
         out = np.zeros((len(obs), NUM_HEADS), dtype=np.int64)
         for i, seed in enumerate(seeds):
             bot = self.bots.get(seed)
             if bot is None:
                 bot = self.bots[seed] = make_opponent(self.name, self.bot_seed(seed))
-            out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
+            if opponent_actions is None:
+                out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
+            else:
+                out[i] = bot.act(obs[i, :OBS_SIZE], masks[i], opponent_action=opponent_actions[i])
         return out
+
+    def seat(self, frame_stack: int | Sequence[int] = 1) -> Seat:
+        """This rung as a `Seat` (prescient rungs are marked so that `play_fights` hands them the other
+        seat's actions)."""
+        return Seat(self, frame_stack, self.needs_opponent_action)
 
     def forget(self, seed: int) -> None:
         self.bots.pop(seed, None)
@@ -94,6 +113,14 @@ def play_fights(
         if seat1 is not None and p != OPPONENT_AGENT:
             raise ValueError(f"seat 1 is played by the engine ({p!r}); pass seat1=None")
     seats = (seat0,) if seat1 is None else (seat0, seat1)
+    if seat1 is None and seat0.needs_opponent_action:
+        raise ValueError(
+            "a prescient seat cannot face the in-simulator baseline: the baseline decides inside the simulator, "
+            "so its action of the tick is not known before the prescient seat must act"
+        )
+    if seat1 is not None and seat0.needs_opponent_action and seat1.needs_opponent_action:
+        raise ValueError("two prescient seats cannot meet: each would have to act after the other")
+    order = (1, 0) if seat0.needs_opponent_action else (0, 1)
     queue = list(range(len(seeds)))[::-1]
     slots = [
         _Slot(NHEngine(per_fight[0] if per_fight else None), tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
@@ -118,11 +145,15 @@ def play_fights(
         if not live:
             return
         fight_seeds = [s.seed for s in live]
-        chosen = []
-        for i, seat in enumerate(seats):
+        chosen: list[np.ndarray] = [np.empty(0)] * len(seats)
+        for i in order if len(seats) > 1 else (0,):
+            seat = seats[i]
             obs = np.stack([s.stacks[i].push(s.engine.obs[i]) for s in live])
             masks = np.stack([s.engine.masks[i] for s in live])
-            chosen.append(seat.act(obs, masks, fight_seeds))
+            if seat.needs_opponent_action:
+                chosen[i] = seat.act(obs, masks, fight_seeds, opponent_actions=chosen[1 - i])
+            else:
+                chosen[i] = seat.act(obs, masks, fight_seeds)
         for j, slot in enumerate(live):
             step = slot.engine.step([chosen[0][j], chosen[1][j] if len(chosen) > 1 else None])
             if on_step is not None:

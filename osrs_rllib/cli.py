@@ -83,11 +83,18 @@ def fight(
         typer.Option("--set", help="Reset option key=value (YAML scalar value); repeatable."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object and nothing else.")] = False,
+    record: Annotated[
+        Path | None,
+        typer.Option(help="Write every fight as a replay file DIR/fight-<k>.nhreplay (see osrs-rllib replay)."),
+    ] = None,
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
 
-    Valid sides: baseline, noop, random, stay_alive, prayer_switcher, tribrid (weakest to strongest), or a
-    trained policy's model file such as experiments/nh/models/best.nhmodel.
+    Valid sides: a trained policy's model file such as experiments/nh/models/best.nhmodel, baseline, or a
+    ladder rung, weakest to strongest as measured (docs/strength.md): noop, random, stay_alive, novice,
+    prayer_switcher, apprentice, tribrid, adept, veteran, expert, prescient (the baseline rates between
+    prayer_switcher and apprentice). prescient is an upper bound, not honest play: it is shown its
+    opponent's action of the tick, so it cannot face the baseline.
     """
     from osrs_rllib.builds import parse_builds
     from osrs_rllib.fight import plan_matchup, run_fights
@@ -103,7 +110,7 @@ def fight(
         raise _fail(str(exc)) from None
 
     if as_json:
-        summary = run_fights(a, b, n, seed, options, builds=builds)
+        summary = run_fights(a, b, n, seed, options, builds=builds, record=record)
         typer.echo(json.dumps(summary.to_dict(), default=str))
         return
 
@@ -120,11 +127,30 @@ def fight(
     ) as bar:
         task = bar.add_task("fights", total=n)
         summary = run_fights(
-            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds
+            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds, record=record
         )
     Console().print(_summary_table(summary))
+    if record is not None:
+        first = record / "fight-000000.nhreplay"
+        typer.echo(f"{n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")
     if len(summary.by_build) > 1 or len(summary.by_fight_type) > 1:
         Console().print(split_table(f"{a} vs {b}: win rate of {a} by build and fight type", summary.to_dict()))
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A replay file (*.nhreplay, from fight --record).")],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="The HTML page to write (default: FILE with .html).")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Re-run the fight from its seed and actions; exit 1 if any tick differs.")
+    ] = False,
+) -> None:
+    """Write a replay as one self-contained HTML page (no network needed to view it), or --verify it."""
+    from osrs_rllib.replay.command import replay_command
+
+    raise typer.Exit(code=replay_command(file, out, verify, _fail))
 
 
 def _summary_table(s: Any) -> Any:
@@ -287,6 +313,33 @@ def train(
     raise typer.Exit(code=code)
 
 
+@app.command()
+def exploit(
+    model: Annotated[str, typer.Argument(metavar="MODEL", help="A *.nhmodel file or an experiment directory.")],
+    minutes: Annotated[float, typer.Option(help="Training minutes of the exploiter (the budget).")] = 30.0,
+    config: Annotated[str, typer.Option(help="The learner's training config.")] = "configs/nh.yml",
+    name: Annotated[str | None, typer.Option(help="Experiment name (default: exploit-<model>).")] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override key.path=value of the learner's config; repeatable.")
+    ] = None,
+    env_steps: Annotated[
+        int | None, typer.Option(min=1, help="Also stop at this many env steps (a budget independent of the machine).")
+    ] = None,
+    final_fights: Annotated[int, typer.Option(min=1, help="Fights per build of the final evaluation.")] = 100,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the exploit run from its checkpoint.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Start over, deleting an existing experiment.")] = False,
+    detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `osrs-rllib jobs`.")] = False,
+) -> None:
+    """Train a fresh learner against the frozen MODEL only and report its win rate against MODEL over time:
+    MODEL's exploitability at --minutes (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json)."""
+    from osrs_rllib.exploit import run_exploit
+
+    code = run_exploit(
+        model, minutes, config, name, set_ or [], final_fights, resume, force, _fail, env_steps=env_steps, detach=detach
+    )
+    raise typer.Exit(code=code)
+
+
 @app.command("dashboard-token")
 def dashboard_token() -> None:
     """Print the token the Ray dashboard's login dialog asks for (Ray keeps token authentication on).
@@ -425,7 +478,7 @@ def rate(
     Fights use the first model's training fight parameters (its builds, gear randomisation and masks), so
     models are rated in the conditions they learned; --set overrides them. Builds are spread evenly over
     every pair's fights (the trained builds, or --build), and a table of each player's score per build
-    follows the ratings.
+    follows the ratings. The prescient rung does not meet the baseline (it must see its opponent's action).
     """
     from envs.nh.params import FightParams, ParamError
     from osrs_rllib.builds import parse_builds
@@ -485,6 +538,10 @@ def rate(
 from osrs_rllib.serve_cli import register as _register_serving  # noqa: E402  (serve, export)
 
 _register_serving(app)
+
+from osrs_rllib.outcome_cli import register as _register_outcome  # noqa: E402  (outcome train|check)
+
+_register_outcome(app)
 
 if __name__ == "__main__":
     app(prog_name="osrs-rllib")

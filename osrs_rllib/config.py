@@ -73,7 +73,7 @@ from envs.nh.contract import frame_offsets
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams, ParamError
 from envs.nh.rewards import RewardWeights
-from envs.opponents import LADDER
+from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig, LeagueConfigError
 from policies.network_config import ACTIVATIONS, NetworkConfig, NetworkConfigError
 
@@ -102,9 +102,11 @@ SELF_PLAY = "self_play"
 BASELINE = "baseline"
 EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
 """Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
-LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp")
-"""Mix kinds that draw from the league's frozen snapshots (`league/`): the newest one, prioritized past-self
-(OpenAI Five) and PFSP (AlphaStar)."""
+TARGET = "target"
+"""Mix kind of the frozen model files in `OpponentsConfig.targets` (the league's fixed ``target_<slug>`` players)."""
+LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp", TARGET)
+"""Mix kinds the league draws (`league/`): its frozen snapshots (the newest one, prioritized past-self as in
+OpenAI Five, PFSP as in AlphaStar) and the fixed model files of ``opponents.targets``."""
 OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS, *LEAGUE_KINDS)
 """Valid keys of `OpponentsConfig.mix`. Extend this tuple (e.g. with league kinds) to admit new kinds."""
 SET_SOURCE = "--set"
@@ -598,6 +600,32 @@ class OpponentsConfig(_Section):
     league_slots: PositiveInt = 4
     """Frozen league snapshots each env runner holds at once (weights are swapped in every iteration), so
     worker memory stays bounded however large the league grows."""
+    targets: list[str] = Field(default_factory=list)
+    """Frozen model files (``*.nhmodel``) the ``target`` kind draws from, uniformly; each plays seat 1 as
+    deployed (greedy) and is never trained (`policies/model_file_policy.py`). `osrs-rllib exploit` sets it."""
+
+    @model_validator(mode="after")
+    def _check_targets(self) -> OpponentsConfig:
+        if not self.scripted_in_env:
+            for name, weight in self.mix.items():
+                if weight > 0 and name in LADDER and needs_opponent_action(name):
+                    raise _Invalid(
+                        f"{name!r} must see the learner's action of the tick, which only the environment can show it",
+                        "scripted_in_env: true, or no share for this rung",
+                        field="scripted_in_env",
+                    ).to_pydantic()
+        wants = self.mix.get(TARGET, 0) > 0
+        if wants and not self.targets:
+            raise _Invalid(
+                "the mix gives 'target' a share but opponents.targets is empty",
+                "model files in opponents.targets (e.g. [experiments/nh/models/best.nhmodel])",
+                field="targets",
+            ).to_pydantic()
+        if len(set(self.targets)) != len(self.targets):
+            raise _Invalid(
+                f"{self.targets} names a model file twice", "each model file once", field="targets"
+            ).to_pydantic()
+        return self
 
     @field_validator("mix")
     @classmethod

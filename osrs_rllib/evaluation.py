@@ -166,7 +166,7 @@ def _evaluate_one(
         params,
         [seed + k for k in range(len(plan))],
         Seat(lambda obs, masks, seeds: act(obs, masks, deterministic), frame_stack),
-        Seat(ladder) if ladder is not None else None,
+        ladder.seat() if ladder is not None else None,
         parallel=parallel,
         on_start=on_start,
         on_step=on_step,

@@ -28,12 +28,12 @@ import os
 import shutil
 import signal
 import socket
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from common.atomic_files import atomic_directory, write_json_atomic
 
 CHECKPOINT_PREFIX = "iter-"
 STATE_FILE = "osrs_state.json"
@@ -45,32 +45,6 @@ RUN_STATES = ("starting", "running", "stopping", "stopped", "finished", "failed"
 class ExperimentError(Exception):
     """The experiment directory is in a state the request cannot proceed from (exists, missing, locked)."""
 
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that readers see the old or the new content, never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True, default=str)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_json(path: Path, default: Any = None) -> Any:
@@ -246,24 +220,9 @@ class Experiment:
     def checkpoint_dir_for(self, iteration: int) -> Path:
         return self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
 
-    @contextlib.contextmanager
-    def writing_checkpoint(self, iteration: int) -> Iterator[Path]:
+    def writing_checkpoint(self, iteration: int) -> contextlib.AbstractContextManager[Path]:
         """Yield a temporary directory to fill; on success it is renamed to ``iter-NNNNNN`` atomically."""
-        self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
-        final = self.checkpoint_dir_for(iteration)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=self.checkpoints_dir))
-        try:
-            yield tmp
-            if final.exists():  # re-checkpointing the same iteration (e.g. stop right after a periodic save)
-                old = final.with_name(f".{final.name}.old-{os.getpid()}")
-                os.replace(final, old)
-                os.replace(tmp, final)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        return atomic_directory(self.checkpoint_dir_for(iteration))
 
     def read_index(self) -> dict[str, Any]:
         index = read_json(self.index_path, None)

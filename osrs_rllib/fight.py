@@ -1,10 +1,11 @@
 """Head-to-head fights between two named sides, summarised with a confidence interval.
 
 A *side* is the in-simulator scripted baseline of spec §18 (``"baseline"``), a scripted ladder
-opponent (`envs.opponents.LADDER`: ``noop``, ``random``, ``stay_alive``, ``prayer_switcher``,
-``tribrid``) or a trained policy's model file (``*.nhmodel``, e.g. ``experiments/nh/models/best.nhmodel``,
-deterministic actions). Side A is player 0 and side B player 1, with two exceptions forced by the simulator,
-whose baseline can only sit in seat 1:
+opponent (`envs.opponents.LADDER`, weakest to strongest as measured in docs/strength.md: the hand-written
+rungs and the graded NH levels ``novice`` … ``expert``, then ``prescient``, an upper bound that is shown its
+opponent's action and so cannot face the baseline) or a trained policy's model file (``*.nhmodel``, e.g.
+``experiments/nh/models/best.nhmodel``, deterministic actions). Side A is player 0 and side B player 1,
+with two exceptions forced by the simulator, whose baseline can only sit in seat 1:
 
 * A is ``baseline`` and B is not: the seats are swapped (B plays player 0) and every result is
   mirrored back to A's point of view.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from envs.nh.engine import NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from envs.opponents import LADDER, ScriptedPolicy, make_opponent
+from envs.opponents import LADDER, ScriptedPolicy, make_opponent, needs_opponent_action
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +88,7 @@ def is_model_path(name: str) -> bool:
 
 
 def side_names() -> tuple[str, ...]:
-    """Every valid side name: ``baseline`` followed by the ladder, weakest to strongest."""
+    """Every valid side name: ``baseline`` followed by the ladder, weakest to strongest as measured."""
     return (BASELINE, *LADDER)
 
 
@@ -141,6 +143,13 @@ def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Ma
         raise ValueError(
             f"reset option(s) {reserved} are set by the choice of sides; remove them and name the "
             f"sides instead (valid names: {', '.join(side_names())})"
+        )
+    prescient = [n for n in (a, b) if needs_opponent_action(n)]
+    if prescient and (len(prescient) == 2 or BASELINE in (a, b)):
+        raise ValueError(
+            f"{prescient[0]!r} is prescient: it must see its opponent's action of the tick, which "
+            + ("another prescient side" if len(prescient) == 2 else "the in-simulator baseline (it decides inside "
+               "the simulator)") + " cannot give first; pick another opponent"
         )
     base = FightParams.from_options(options)
     swapped = policy_a is None and policy_b is not None
@@ -241,6 +250,7 @@ def run_fights(
     options: Mapping[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
     builds: Sequence[Build] | None = None,
+    record: str | os.PathLike[str] | None = None,
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
     and fight type.
@@ -254,6 +264,8 @@ def run_fights(
         progress: Called after every fight with the number of fights completed so far.
         builds: Spread the fights evenly over these builds (fight k plays ``builds[k % len]``) and, when the
             options randomise the fight type, over fight types too (`osrs_rllib.builds.spread`).
+        record: Write each fight as a replay file ``fight-<k>.nhreplay`` into this directory
+            (`osrs_rllib.replay`, docs/replays.md).
 
     Returns:
         The `FightSummary`.
@@ -275,6 +287,15 @@ def run_fights(
     engine = NHEngine(m.params, observe_all=both_act)
     policies = [None if f is None else f(0) for f in m.seats]
     side_a = 1 if m.swapped else 0
+    prescient = [bool(getattr(p, "needs_opponent_action", False)) for p in policies]
+    act_order = (1, 0) if prescient[0] else (0, 1)
+    recording = None
+    if record is not None:
+        from osrs_rllib.replay.recording import FightsRecording
+
+        seated = (b, a) if m.swapped else (a, b)
+        recording = FightsRecording(record, seated, ("b", "a") if m.swapped else ("a", "b"), policies)
+        plan = recording.params(plan)
     logger.info("fighting %s vs %s: n=%d seed=%d params=%s", a, b, n, seed, m.params)
 
     counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
@@ -288,14 +309,21 @@ def run_fights(
         for seat, policy in enumerate(policies):
             if policy is not None:
                 policy.reset(_policy_seed(fight_seed, seat))
+        if recording is not None:
+            recording.start(k, fight_seed, engine)
         sim = engine.sim
         me, opp = sim.players[side_a], sim.players[1 - side_a]
         while True:
-            actions = [
-                None if policy is None else policy.act(engine.obs[seat], engine.masks[seat])
-                for seat, policy in enumerate(policies)
-            ]
+            actions: list[Any] = [None, None]
+            for seat in act_order:  # a prescient side acts second, shown the other side's action
+                policy = policies[seat]
+                if policy is not None:
+                    seen = {"opponent_action": actions[1 - seat]} if prescient[seat] else {}
+                    actions[seat] = policy.act(engine.obs[seat], engine.masks[seat], **seen)
+            readings = recording.readings(engine) if recording is not None else None
             step = engine.step(actions)
+            if recording is not None and readings is not None:
+                recording.stepped(engine, step, actions, readings)
             dealt_total += sum(opp.hitsplats)
             received_total += sum(me.hitsplats)
             if step.terminated or step.truncated:

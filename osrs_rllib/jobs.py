@@ -75,14 +75,15 @@ def list_jobs(root: str | os.PathLike[str]) -> list[Job]:
     return [job_of(e) for e in list_experiments(root)]
 
 
-def start_detached(exp: Experiment, argv: Sequence[str]) -> int:
-    """Start ``osrs-rllib train`` with `argv` (without ``--detach``) in the background; returns its pid."""
+def start_detached(exp: Experiment, argv: Sequence[str], command: str = "train") -> int:
+    """Start ``osrs-rllib <command>`` (``train`` or ``exploit``) with `argv` (without ``--detach``) in the
+    background; returns its pid."""
     args = [a for a in argv if a != DETACH_FLAG]
     exp.dir.mkdir(parents=True, exist_ok=True)
     log = open(exp.log_path, "ab")
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "osrs_rllib.cli", "train", *args],
+            [sys.executable, "-m", "osrs_rllib.cli", command, *args],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

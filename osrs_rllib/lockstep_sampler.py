@@ -22,7 +22,12 @@ What it supports and how that differs from `EnvRunnerV2`:
   their experience would be dropped by PPO anyway);
 * advantages are GAE(γ, λ) with the critic's bootstrap value at fragment ends and at truncation, computed
   in one batched critic pass per policy instead of one forward pass per trajectory;
-* `sampler_perf` reports milliseconds per env step (env, inference, the loop's own processing).
+* `sampler_perf` reports milliseconds per env step (env, inference, the loop's own processing);
+* episode ids come from the loop's own generator, seeded by ``debugging.seed`` and the worker index.
+
+Settings it does not implement are refused when the worker is built (`unsupported_settings`), not ignored:
+observation filters, output writers, counting agent steps, complete-episode batches, recurrent models and
+``explore: False``.
 
 Select it with ``runners.sampler: lockstep`` (the default); ``rllib`` uses RLlib's sampler unchanged.
 """
@@ -115,11 +120,40 @@ class _Flattener:
         return np.concatenate([np.asarray(obs[k], dtype=np.float32).reshape(-1) for k in self.keys])
 
 
+def unsupported_settings(config: Any, policies: Mapping[str, Any] | None = None) -> list[str]:
+    """What in an RLlib `AlgorithmConfig` (and its built policies) this loop would silently get wrong.
+
+    Each entry names the setting and its value, so that the error points at the line of the config to change.
+    """
+    problems = []
+    if config.observation_filter != "NoFilter":
+        problems.append(f"observation_filter={config.observation_filter!r} (the loop applies no filter)")
+    if config.output is not None:
+        problems.append(f"output={config.output!r} (the loop writes no offline data)")
+    if config.count_steps_by != "env_steps":
+        problems.append(f"count_steps_by={config.count_steps_by!r} (the loop counts env steps)")
+    if config.batch_mode != "truncate_episodes":
+        problems.append(f"batch_mode={config.batch_mode!r} (the loop cuts fragments of fixed length)")
+    if not config.explore:
+        problems.append("explore=False (the loop always samples from the action distribution)")
+    model = config.model or {}
+    for key in ("use_lstm", "use_attention"):
+        if model.get(key):
+            problems.append(f"model.{key}=True (the loop keeps no recurrent state)")
+    for pid, policy in (policies or {}).items():
+        if policy.is_recurrent():
+            problems.append(f"policy {pid!r} is recurrent (the loop keeps no recurrent state)")
+    return problems
+
+
 class LockstepSampler:
     """The rollout loop of one `LockstepRolloutWorker` (see the module docstring)."""
 
     def __init__(self, worker: RolloutWorker) -> None:
         self.worker = worker
+        seed = worker.config.seed
+        self._episode_ids = random.Random(None if seed is None else f"{seed}/{worker.worker_index}")
+        """Episode ids: seeded, and apart from the global `random` that other code may draw from."""
         self.envs = list(worker.async_env.get_sub_environments())
         if not self.envs:
             raise RuntimeError("the lockstep sampler needs the worker's sub-environments (an env runner with envs)")
@@ -141,7 +175,7 @@ class LockstepSampler:
 
     def _start_episode(self, env_id: int) -> _Slot:
         env = self.envs[env_id]
-        episode = LockstepEpisode(env_id, random.randrange(2**62))
+        episode = LockstepEpisode(env_id, self._episode_ids.randrange(2**62))
         obs, infos = env.reset()
         worker = self.worker
         for agent in obs:
@@ -325,8 +359,8 @@ class LockstepSampler:
         for pid, items in by_policy.items():
             policy = self.worker.policy_map[pid]
             with torch.no_grad():
-                input_dict = policy._lazy_tensor_dict(SampleBatch({SB.OBS: np.stack([o for _, o in items])}))
-                policy.model(input_dict)
+                obs = torch.as_tensor(np.stack([o for _, o in items]), device=policy.device)
+                policy.model({SB.OBS: obs})
                 v = policy.model.value_function().cpu().numpy().reshape(-1)
             for (i, _), value in zip(items, v, strict=True):
                 values[i] = float(value)
@@ -405,6 +439,15 @@ class LockstepSampler:
 
 class LockstepRolloutWorker(RolloutWorker):
     """`RolloutWorker` that samples with `LockstepSampler` (``config.env_runners(env_runner_cls=...)``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        problems = unsupported_settings(self.config, self.policy_map)
+        if problems:
+            raise ValueError(
+                "the lockstep sampler (runners.sampler: lockstep) does not support: " + "; ".join(problems)
+                + ". Change these settings or use runners.sampler: rllib."
+            )
 
     def sample(self, **kwargs: Any) -> MultiAgentBatch:
         sampler = self.__dict__.get("_lockstep")

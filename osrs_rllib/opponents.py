@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 
 from envs.nh.engine import EngineStep
-from envs.opponents import LADDER
+from envs.opponents import LADDER, needs_opponent_action
 from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
 from osrs_rllib.config import BASELINE, SELF_PLAY
 from osrs_rllib.episode_metrics import EpisodeMetrics
 from policies.scripted import SCRIPTED_PREFIX, scripted_policy_id
 
 LEARNER_POLICY = "main"
-LEAGUE_KINDS = ("latest", "prioritized", "pfsp")
+LEAGUE_KINDS = ("latest", "prioritized", "pfsp", "target")
 """Mix kinds that draw from the league's snapshots; they need the league (see `league/`)."""
 """Policy id of the policy being trained."""
 LEARNER_AGENT, OPPONENT_AGENT = AGENT_IDS
@@ -64,6 +64,11 @@ def draw_for_kind(kind: str, learner: str = LEARNER_POLICY, scripted_in_env: boo
     if kind == SELF_PLAY:
         return OpponentDraw(kind, learner, opponent=learner)
     if kind in LADDER:
+        if not scripted_in_env and needs_opponent_action(kind):
+            raise ValueError(
+                f"opponent {kind!r} is prescient: it must see the learner's action of the tick, which only the "
+                "environment can show it; set opponents.scripted_in_env: true"
+            )
         pid = scripted_policy_id(kind)
         return OpponentDraw(kind, None if scripted_in_env else pid, opponent=pid)
     raise ValueError(f"unknown opponent kind {kind!r}; valid choices: {[BASELINE, SELF_PLAY, *LADDER]}")

@@ -9,6 +9,10 @@ in lockstep (`osrs_rllib/batched_fights.py`) and each model acts for all of its 
 outside RLlib's sampling loop. Ladder rungs get fresh bots for every fight, so a pair's results do not
 depend on which pairs were played before it.
 
+The prescient rung (an upper bound that must see its opponent's action of the tick) cannot meet the baseline,
+whose action is decided inside the simulator: that one pair is skipped (`can_meet`), like baseline against
+itself, and its rating comes from its games against everyone else.
+
 Games are rated in a fixed interleaved order (round by round over the pairs), so Elo, which depends on
 order, does not favour the pair that happened to be played last.
 """
@@ -28,7 +32,7 @@ from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from envs.opponents import LADDER
+from envs.opponents import LADDER, needs_opponent_action
 from league.players import GameResult
 from league.players import Outcome as LeagueOutcome
 from league.ratings import RatingRow, ratings_table
@@ -116,6 +120,16 @@ def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Play
     return players
 
 
+def can_meet(a: Player, b: Player) -> bool:
+    """Whether a and b can play each other: not two baselines (the simulator's bot sits in seat 1 only), not
+    a prescient rung against the baseline (its action is not known first) nor against another prescient one."""
+    names = (a.name, b.name)
+    prescient = sum(isinstance(p, LadderPlayer) and needs_opponent_action(p.name) for p in (a, b))
+    if names == (BASELINE, BASELINE) or prescient == 2:
+        return False
+    return not (prescient and BASELINE in names)
+
+
 def play_pair(
     a: Player,
     b: Player,
@@ -133,6 +147,11 @@ def play_pair(
     per_fight = [params] * fights if isinstance(params, FightParams) else list(params)
     if a.name == BASELINE and b.name == BASELINE:
         raise ValueError("two baselines cannot fight: the simulator's bot plays only seat 1")
+    if not can_meet(a, b):
+        raise ValueError(
+            f"{a.name} and {b.name} cannot fight: a prescient rung must see its opponent's action of the tick, "
+            "which the in-simulator baseline (or another prescient rung) cannot give first"
+        )
     results: list[GameResult] = []
     jobs = []
     for k in range(fights):
@@ -168,7 +187,7 @@ def _play_seated(
         if isinstance(player, LadderPlayer):
             ladder = player.seat(seat)
             ladders.append(ladder)
-            return Seat(ladder, player.frame_stack)
+            return ladder.seat(player.frame_stack)
         return Seat(lambda obs, masks, fight_seeds: player.act(obs, masks, fight_seeds), player.frame_stack)
 
     results: list[GameResult] = []
@@ -208,7 +227,7 @@ def tournament(
     )
     per_pair: list[list[GameResult]] = []
     for a, b in itertools.combinations(players, 2):
-        if a.name == BASELINE and b.name == BASELINE:
+        if not can_meet(a, b):
             continue
         if progress is not None:
             progress(a.name, b.name)
@@ -229,7 +248,7 @@ def tournament(
 
 def save_table(rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: Path) -> list[Path]:
     """Write ``ratings.json`` (table + every game) and ``ratings.csv``; returns the paths."""
-    from osrs_rllib.experiment import write_json_atomic, write_text_atomic
+    from common.atomic_files import write_json_atomic, write_text_atomic
 
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out_dir / "ratings.json", out_dir / "ratings.csv"

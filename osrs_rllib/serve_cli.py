@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
+from common.atomic_files import copy_atomic
+
 CONTROL_WORDS = ("status", "stop")
 
 
@@ -234,7 +236,7 @@ def export(
             model = load_model_file(written)  # check it before copying it anywhere
         except ModelFileError as exc:
             raise _fail(str(exc)) from None
-        _copy_atomic(written, out)
+        copy_atomic(written, out)
         md = model.metadata
     else:
         md = _export_from_rllib(ckpt, policy, out)
@@ -258,15 +260,6 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
     restored = Policy.from_checkpoint(str(policy_dir))
     export_policy(restored, out, metadata={"checkpoint": str(ckpt), "policy": policy_id})
     return load_model_file(out).metadata
-
-
-def _copy_atomic(src: Path, dst: Path) -> None:
-    import shutil
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
 
 
 def register(app: typer.Typer) -> None:

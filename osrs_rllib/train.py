@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import shutil
 import signal
 import sys
 import time
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from common.atomic_files import copy_atomic, write_json_atomic, write_text_atomic
 from osrs_rllib.builds import format_split
 from osrs_rllib.config import TrainConfig, dump_config
 from osrs_rllib.experiment import (
@@ -41,8 +41,6 @@ from osrs_rllib.experiment import (
     CheckpointInfo,
     Experiment,
     read_json,
-    write_json_atomic,
-    write_text_atomic,
 )
 from osrs_rllib.opponents import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
@@ -148,26 +146,38 @@ def make_league(cfg: TrainConfig) -> Any:
     """A new league for a config: its mix is ``opponents.mix``; baseline and ladder rungs join as fixed players."""
     import dataclasses
 
-    from envs.opponents import LADDER
     from league.league import League
 
     league = League(dataclasses.replace(cfg.league, opponent_mix=cfg.league_mix()))
     league.add_baseline()
-    for name in LADDER:
+    for name in league_rungs(cfg.opponents.scripted_in_env):
         league.add_scripted(name)
+    for path in cfg.opponents.targets:
+        league.add_target(path)
     return league
 
 
-def fixed_policies(scripted_in_env: bool = True) -> dict[str, str | None]:
+def league_rungs(scripted_in_env: bool) -> list[str]:
+    """Ladder rungs that join the league as fixed players: every rung, except those that must see the other
+    seat's action first (``prescient``) when rungs play as RLlib policies, where no host can show it."""
+    from envs.opponents import LADDER, needs_opponent_action
+
+    return [name for name in LADDER if scripted_in_env or not needs_opponent_action(name)]
+
+
+def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list[str] = ()) -> dict[str, str | None]:
     """Who plays each fixed league player: None where the environment plays it itself (the baseline, and the
-    ladder rungs with `scripted_in_env`), else the RLlib policy of the rung."""
-    from envs.opponents import LADDER
+    ladder rungs with `scripted_in_env`), else the RLlib policy of the rung; a target model file is played by
+    the policy of the same id (`policies/model_file_policy.py`)."""
+    from league.players import target_id
     from osrs_rllib.config import BASELINE
     from policies.scripted import scripted_policy_id
 
+    rungs = league_rungs(scripted_in_env)
     return {
         BASELINE: None,
-        **{scripted_policy_id(n): None if scripted_in_env else scripted_policy_id(n) for n in LADDER},
+        **{scripted_policy_id(n): None if scripted_in_env else scripted_policy_id(n) for n in rungs},
+        **{target_id(p): target_id(p) for p in targets},
     }
 
 
@@ -184,7 +194,8 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
     mix = OpponentMix(
-        {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS},
+        # a mix of league kinds only (e.g. {target: 1}) has no fixed kinds: TrainingEnv falls back the same way
+        {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {"baseline": 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
     policies: dict[str, Any] = {learner: PolicySpec() for learner in learners}
@@ -199,6 +210,11 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
 
         for i in range(cfg.opponents.league_slots):
             policies[slot_policy_id(i)] = PolicySpec()  # frozen: not in policies_to_train
+        from league.players import target_id
+        from policies.model_file_policy import model_file_policy_spec
+
+        for path in cfg.opponents.targets:
+            policies[target_id(path)] = model_file_policy_spec(path)  # frozen: the file itself, no weights
     lr, lr_schedule = cfg.ppo.lr.to_rllib()
     entropy, entropy_schedule = cfg.ppo.entropy_coeff.to_rllib()
     ppo = cfg.ppo
@@ -372,7 +388,7 @@ class Trainer:
             )
         try:
             context = ray.init(**kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # Ray raises plain `Exception` too, e.g. when its node misses the start-up time-out
             where = rc.address or "a local Ray"
             raise TrainingError(f"cannot start or join Ray at {where}: {exc}") from None
         self._ray_started = True
@@ -401,10 +417,18 @@ class Trainer:
         state = read_json(latest.path / LEAGUE_FILE, None) if latest is not None else None
         if state is not None:
             return LeagueRunner.from_state(
-                state, store, slots, fixed_policies(self.cfg.opponents.scripted_in_env), seed=self.cfg.seed
+                state,
+                store,
+                slots,
+                fixed_policies(self.cfg.opponents.scripted_in_env, self.cfg.opponents.targets),
+                seed=self.cfg.seed,
             )
         return LeagueRunner(
-            make_league(self.cfg), store, slots, fixed_policies(self.cfg.opponents.scripted_in_env), seed=self.cfg.seed
+            make_league(self.cfg),
+            store,
+            slots,
+            fixed_policies(self.cfg.opponents.scripted_in_env, self.cfg.opponents.targets),
+            seed=self.cfg.seed,
         )
 
     def _restore(self) -> None:
@@ -601,9 +625,9 @@ class Trainer:
         final = self.exp.checkpoint_dir_for(self.state.iteration)
         info = CheckpointInfo(self.state.iteration, final, self.state.env_steps, win_rate)
         self.exp.record_checkpoint(info, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_best)
-        _copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
+        copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
         if is_best:
-            _copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
+            copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
         self.echo(f"checkpoint {final.name}" + (f" (eval win rate {win_rate:.1%}, best)" if is_best else ""))
 
     # -- logging -------------------------------------------------------------------------------------
@@ -633,13 +657,6 @@ class Trainer:
                             self.writer.add_scalar(f"eval/{row['opponent']}/{name}/{row['mode']}/{key}", split[key], it)
             self.writer.flush()
         self._view.update(figures, eval_rows)
-
-
-def _copy_atomic(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 import warnings
 import zipfile
@@ -33,6 +32,7 @@ from typing import Any
 
 import torch
 
+from common.atomic_files import atomic_path
 from envs.nh.contract import CONTRACT_VERSION, MAX_HEAD_SIZE, NUM_HEADS, contract_json
 
 MODEL_FORMAT = "osrs-rllib-model/1"
@@ -76,6 +76,37 @@ class ModelFile:
     def metadata(self) -> dict[str, Any]:
         return dict(self.meta.get("metadata", {}))
 
+    @property
+    def extensions(self) -> list[str]:
+        """Extensions the file declares and carries (``extension_<name>`` methods), e.g. ``["winrate"]``."""
+        declared = self.meta.get("extensions") or []
+        names = declared if isinstance(declared, list) else []
+        return sorted(n for n in names if isinstance(n, str) and hasattr(self.module, f"extension_{n}"))
+
+    def extension_info(self, name: str) -> dict[str, Any]:
+        """What the file records about extension `name` (how it was trained, its measured figures); {} if none."""
+        info = (self.meta.get("extension_info") or {}).get(name)
+        return dict(info) if isinstance(info, dict) else {}
+
+    def extension(self, name: str, obs: Any) -> Any:
+        """Run extension `name` (e.g. ``winrate``: P(win)) on stacked observations (B, obs_size) → numpy (B,);
+        a 1-D observation gives a scalar array.
+
+        Raises:
+            KeyError: The file carries no such extension (the message lists those it has).
+            ValueError: The observation has the wrong length.
+        """
+        if name not in self.extensions:
+            raise KeyError(
+                f"model file {self.path} has no extension {name!r}; it carries: {', '.join(self.extensions) or 'none'}"
+                + (" (add one with `osrs-rllib outcome train`)" if name == "winrate" else "")
+            )
+        obs_t = torch.as_tensor(obs, dtype=torch.float32)
+        if obs_t.shape[-1] != self.obs_size or obs_t.dim() not in (1, 2):
+            raise ValueError(f"observation has shape {tuple(obs_t.shape)}, this model expects (B, {self.obs_size})")
+        with torch.no_grad():
+            return getattr(self.module, f"extension_{name}")(obs_t).numpy()
+
     def act(
         self,
         obs: Any,
@@ -115,11 +146,17 @@ def save_model_file(
     *,
     frame_stack: Sequence[int] = (0,),
     metadata: Mapping[str, Any] | None = None,
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """Script `network` (an `NHPolicyNetwork`) and write it atomically with its metadata.
 
     The file appears complete or not at all: it is written to a temporary file in the same directory and
     renamed over `path`, so a crash never leaves a half-written model where a reader expects one.
+
+    `extensions` names the extensions the network carries as exported methods ``extension_<name>`` (e.g.
+    ``winrate``, `policies/outcome.py`), each with a JSON description (how it was made and measured); they are
+    written to the metadata as ``"extensions": [names]`` and ``"extension_info": {name: description}``, and
+    a file without any has neither key, exactly as before extensions existed.
     """
     from policies.network import NHPolicyNetwork
 
@@ -149,17 +186,16 @@ def save_model_file(
         "tensor_sha256": tensor_checksum(network),
         "metadata": _jsonable(dict(metadata or {})),
     }
+    for name in extensions or {}:
+        if not hasattr(scripted, f"extension_{name}"):
+            raise ValueError(f"extension {name!r} declared but the network has no exported method extension_{name}")
+    if extensions:
+        meta["extensions"] = sorted(extensions)
+        meta["extension_info"] = _jsonable({name: dict(info) for name, info in extensions.items()})
     extra = {META_ENTRY: json.dumps(meta, sort_keys=True, indent=1), CONTRACT_ENTRY: contract_json()}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            torch.jit.save(scripted, tmp, _extra_files=extra)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(scripted, str(tmp), _extra_files=extra)
     return path
 
 

@@ -11,6 +11,9 @@ How to use::
 
     from policies.scripted import scripted_policy_spec
     policies = {"main": PolicySpec(), **{f"scripted_{n}": scripted_policy_spec(n) for n in LADDER}}
+
+The prescient rung (`envs.opponents.PRESCIENT`) refuses to act here: it must see the other agent's action of
+the tick, and RLlib computes each policy's actions apart; the environment hosts it instead.
 """
 
 from __future__ import annotations
@@ -47,8 +50,11 @@ def scripted_policy_spec(name: str, seed: int | None = None) -> PolicySpec:
 class ScriptedRLlibPolicy(Policy):
     """A ladder opponent behind RLlib's `Policy` interface; never trained, no weights.
 
-    The ladder policies are stateless between ticks apart from the random rung's generator, so one
-    instance serves every episode and every row of a batch.
+    The hand-written rungs are stateless between ticks apart from the random rung's generator, so one
+    instance serves every episode and every row of a batch. Graded levels that react with a delay
+    (`NHSkill.prayer_delay_ticks`, novice and apprentice) keep a few ticks of what they saw; one instance
+    serving interleaved episodes mixes those histories, so they play faithfully only inside the environment
+    (``opponents.scripted_in_env: true``, the default).
     """
 
     def __init__(self, observation_space: gym.Space, action_space: gym.Space, config: dict[str, Any]) -> None:
@@ -85,6 +91,11 @@ class ScriptedRLlibPolicy(Policy):
         timestep: int | None = None,
         **kwargs: Any,
     ) -> tuple[np.ndarray, list[Any], dict[str, Any]]:
+        if self.bot.needs_opponent_action:
+            raise ValueError(
+                f"{self.name!r} is prescient: it must see the other agent's action of the tick, and RLlib computes "
+                "each policy's actions apart; run it inside the environment instead (opponents.scripted_in_env: true)"
+            )
         obs = self._unflatten(obs_batch)
         # With frame stacking the newest frame comes first (spec §15.3); the ladder reads only that one.
         observations = np.asarray(obs["observations"], dtype=np.float32)[:, :OBS_SIZE]

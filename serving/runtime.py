@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.atomic_files import write_json_atomic
 from serving.app import APP_NAME, DEPLOYMENT_NAME, AppOptions, build_app
 from serving.proxy import ProxyLimits, proxy_actor_class
 
@@ -205,12 +206,7 @@ def record_path(state_dir: Path, port: int) -> Path:
 
 
 def write_record(state_dir: Path, record: ServeRecord) -> Path:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    path = record_path(state_dir, record.port)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_dict(), indent=1))
-    os.replace(tmp, path)
-    return path
+    return write_json_atomic(record_path(state_dir, record.port), record.to_dict())
 
 
 def read_records(state_dir: Path) -> list[ServeRecord]:

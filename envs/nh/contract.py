@@ -28,9 +28,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -40,6 +38,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from common.atomic_files import write_text_atomic
 
 CONTRACT_VERSION = "nh-contract/1"
 """Version of the contract as exported. Bump it whenever a head, a value, a dependency or an observation
@@ -893,14 +893,4 @@ def export_contract_json(path: Path | str) -> Path:
     Returns:
         The path written.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(contract_json())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(path, contract_json())

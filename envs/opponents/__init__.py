@@ -1,18 +1,26 @@
-"""Scripted opponents that act through the policy's own interface (spec §14, §15); see `ladder`."""
+"""Scripted opponents that act through the policy's own interface (spec §14, §15).
+
+`ladder` holds the hand-written rungs, `nh_ladder` the graded NH family (novice … expert, and the
+prescient upper bound), `registry` the whole ladder by name in its measured order (docs/strength.md).
+"""
 
 from envs.opponents.ladder import (
-    LADDER,
     NoOp,
     PrayerSwitcher,
     RandomLegal,
     ScriptedPolicy,
     StayAlive,
     Tribrid,
-    make_opponent,
 )
+from envs.opponents.nh_ladder import LEVELS, GradedNH, NHSkill
+from envs.opponents.registry import LADDER, PRESCIENT, make_opponent, needs_opponent_action
 
 __all__ = [
     "LADDER",
+    "LEVELS",
+    "PRESCIENT",
+    "GradedNH",
+    "NHSkill",
     "NoOp",
     "PrayerSwitcher",
     "RandomLegal",
@@ -20,4 +28,5 @@ __all__ = [
     "StayAlive",
     "Tribrid",
     "make_opponent",
+    "needs_opponent_action",
 ]

@@ -6,7 +6,8 @@ exactly what a policy sees — their own 176-entry observation (§15) and the 45
 can therefore sit in any seat a policy can (self-play league, evaluation, smoke tests), and they can
 never send an action that violates the mask or the head dependencies: the forcing step guarantees it.
 
-The ladder, weakest to strongest (`LADDER`):
+The hand-written rungs (`envs.opponents.registry.LADDER` lists them with the graded NH levels of
+`envs.opponents.nh_ladder`, in their measured order, docs/strength.md):
 
 * ``noop``: the most passive legal value of every head (the lowest legal value index).
 * ``random``: a uniformly random legal value of every head (seeded).
@@ -23,7 +24,6 @@ legal preference, or the lowest legal value when none of them is legal.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Protocol, runtime_checkable
@@ -76,13 +76,22 @@ class ScriptedPolicy(Protocol):
     """A scripted opponent: acts from its own observation and environment mask only."""
 
     name: str
+    needs_opponent_action: bool
+    """True for a prescient player: `act` must get the other seat's action of the tick (hosts that cannot
+    give it refuse such a player, see `envs.opponents.nh_ladder`)."""
 
     def reset(self, seed: int | None) -> None:
         """Start a new episode; `seed` seeds any randomness the policy uses."""
         ...
 
-    def act(self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike) -> IntArray:
-        """Return the 12 head values (int64) for this tick, legal under `mask` and §14.2."""
+    def act(
+        self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike, opponent_action: npt.ArrayLike | None = None
+    ) -> IntArray:
+        """Return the 12 head values (int64) for this tick, legal under `mask` and §14.2.
+
+        `opponent_action` is the other seat's action of the tick, given only to players that
+        `needs_opponent_action`; honest players never get it.
+        """
         ...
 
 
@@ -90,6 +99,12 @@ def _check_obs(obs: npt.NDArray[np.float32]) -> None:
     shape = obs.shape if isinstance(obs, np.ndarray) else np.shape(obs)
     if shape != (OBS_SIZE,):
         raise ValueError(f"observation must have shape ({OBS_SIZE},) (spec §15.2), got {np.shape(obs)}")
+
+
+def _refuse_opponent_action(name: str, opponent_action: object) -> None:
+    """Honest players must not see the other seat's action (only a prescient one may)."""
+    if opponent_action is not None:
+        raise ValueError(f"{name!r} is an honest player and must not be given the opponent's action")
 
 
 # Logit positions read from the environment mask by the rules below.
@@ -172,6 +187,7 @@ class _PreferencePolicy:
     """Base of the rule-based policies: `_plan` fills one tuple of preferred values per head."""
 
     name: str = ""
+    needs_opponent_action: bool = False
 
     def __init__(self) -> None:
         self._prefs: list[Prefs] = [()] * NUM_HEADS
@@ -180,7 +196,10 @@ class _PreferencePolicy:
     def reset(self, seed: int | None = None) -> None:
         """Rule-based policies keep no episode state and draw nothing."""
 
-    def act(self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike) -> IntArray:
+    def act(
+        self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike, opponent_action: npt.ArrayLike | None = None
+    ) -> IntArray:
+        _refuse_opponent_action(self.name, opponent_action)
         _check_obs(obs)
         env_mask = np.asarray(mask, dtype=np.bool_)
         if env_mask.shape != (NUM_LOGITS,):
@@ -217,6 +236,7 @@ class RandomLegal:
     """A uniformly random legal value for every head, drawn from a seeded `numpy.random.Generator`."""
 
     name: str = "random"
+    needs_opponent_action: bool = False
 
     def __init__(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)
@@ -225,7 +245,10 @@ class RandomLegal:
         """Re-seed the generator (None: fresh entropy)."""
         self._rng = np.random.default_rng(seed)
 
-    def act(self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike) -> IntArray:
+    def act(
+        self, obs: npt.NDArray[np.float32], mask: npt.ArrayLike, opponent_action: npt.ArrayLike | None = None
+    ) -> IntArray:
+        _refuse_opponent_action(self.name, opponent_action)
         _check_obs(obs)
         return apply_dependencies_and_force(mask, self._choose)
 
@@ -417,30 +440,3 @@ def _protection_against_target(obs: list[float]) -> PrayerHead | None:
 _PROTECT_MAGIC = _PROTECT_AGAINST[AttackHead.MAGIC]
 _PROTECT_MISSILES = _PROTECT_AGAINST[AttackHead.RANGED]
 _PROTECT_MELEE = _PROTECT_AGAINST[AttackHead.MELEE]
-
-
-LADDER: dict[str, Callable[[], ScriptedPolicy]] = {
-    NoOp.name: NoOp,
-    RandomLegal.name: RandomLegal,
-    StayAlive.name: StayAlive,
-    PrayerSwitcher.name: PrayerSwitcher,
-    Tribrid.name: Tribrid,
-}
-"""Scripted opponents by name, ordered weakest to strongest."""
-
-
-def make_opponent(name: str, seed: int | None = None) -> ScriptedPolicy:
-    """Build the ladder opponent `name` and reset it with `seed`.
-
-    Raises:
-        ValueError: `name` is not in `LADDER` (the message lists the valid names).
-    """
-    try:
-        factory = LADDER[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown scripted opponent {name!r}; valid names, weakest to strongest: {', '.join(LADDER)}"
-        ) from None
-    policy = factory()
-    policy.reset(seed)
-    return policy

@@ -9,12 +9,15 @@ Example:
     >>> exp = analysis.open_experiment("experiments/nh")  # doctest: +SKIP
     >>> fights = analysis.play(exp.checkpoint("latest"), "baseline", fights=200)  # doctest: +SKIP
     >>> fights.won.mean(), fights.correct_prayer_rate.mean()  # doctest: +SKIP
+    >>> _ = analysis.play(exp.checkpoint("latest"), "baseline", fights=5, record="replays")  # doctest: +SKIP
+    >>> analysis.show_replay("replays/fight-000000.nhreplay")  # doctest: +SKIP
 """
 
 from osrs_rllib.analysis.experiments import ExperimentView, open_experiment, scalars
 from osrs_rllib.analysis.fights import ACTION_COLUMNS, STYLES, play
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy
 from osrs_rllib.analysis.tables import action_distribution, checkpoint_table, table_ratings
+from osrs_rllib.replay.viewer import show_replay
 
 __all__ = [
     "ACTION_COLUMNS",
@@ -28,5 +31,6 @@ __all__ = [
     "open_experiment",
     "play",
     "scalars",
+    "show_replay",
     "table_ratings",
 ]

@@ -18,8 +18,10 @@ import dataclasses
 import logging
 import math
 import multiprocessing
+import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,8 @@ from envs.nh.state import (
 )
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.replay.format import write_replay
+from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 
 logger = logging.getLogger(__name__)
 
@@ -199,6 +203,7 @@ class _Recorder:
         self.critic = critic
         self.actions: dict[tuple[int, int], np.ndarray] = {}
         self.values: dict[tuple[int, int], float] = {}
+        self.win_probs: dict[tuple[int, int], float] = {}
         self.obs: dict[tuple[int, int], np.ndarray] = {}
         self.masks: dict[tuple[int, int], np.ndarray] = {}
         self.critic_stacks: dict[tuple[int, int], FrameStack] = {}
@@ -215,6 +220,8 @@ class _ModelSeat:
         self.seat = seat
         self.rec = rec
         self.rngs: dict[int, np.random.Generator] = {}
+        self.winrate = winrate_fn(policy.model)
+        """The model's win-probability extension (issue 13), read while recording; None when it has none."""
 
     def _noise(self, seed: int) -> torch.Tensor:
         # The same draw `osrs-rllib fight`'s ModelSide makes: one torch seed per tick from the fight's stream.
@@ -242,6 +249,7 @@ class _ModelSeat:
                         np.stack([rec.critic_in[(rec.fight_of[int(s)], self.seat)] for s in seeds])
                     )
                 values = self.module.value(critic, features).numpy()
+                win_probs = self.winrate(obs_t) if self.winrate is not None else None
             else:
                 actions_t, _ = self.module(obs_t, mask_t, self.deterministic, noise)
         actions = actions_t.numpy()
@@ -250,6 +258,8 @@ class _ModelSeat:
                 key = (rec.fight_of[int(s)], self.seat)
                 rec.actions[key] = actions[j]
                 rec.values[key] = float(values[j])
+                if win_probs is not None:
+                    rec.win_probs[key] = float(win_probs[j])
         return actions
 
 
@@ -292,6 +302,8 @@ class _Job:
     parallel: int
     threads: int = 1
     """Torch threads while the job runs (restored afterwards)."""
+    replay_dir: str | None = None
+    """Write each fight's replay file here (`osrs_rllib.replay`)."""
 
 
 def _fight_row(
@@ -375,6 +387,11 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     tick_rows: list[dict[str, Any]] = []
     readers: dict[int, _TickReader] = {}
     totals: dict[int, list[list[int]]] = {}
+    replays: dict[int, FightRecorder] = {}
+    players = [
+        player_info(side, p.name, p.kind, p.source, p.model, p.deterministic)
+        for side, p in zip(SIDES, (pa, pb), strict=True)
+    ]
 
     def observe(k: int, engine: NHEngine) -> None:
         """Keep what each acting seat will see next tick (its raw observation, mask and critic input)."""
@@ -393,6 +410,8 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             for seat, p in enumerate((pa, pb)[: len(acting)]):
                 offsets = p.frame_stack if p.model is not None and p.model.critic_size != p.model.obs_size else [0]
                 rec.critic_stacks[(k, seat)] = FrameStack(offsets, CRITIC_SIZE)
+        if job.replay_dir is not None:
+            replays[k] = FightRecorder(engine, job.seed + k, players, [True, len(acting) > 1], {"fight": k})
         observe(k, engine)
 
     def on_step(local: int, engine: NHEngine, step: EngineStep) -> None:
@@ -409,12 +428,22 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         if job.record:
             _tick_rows(k, job.seed + k, engine, per_player, tick_rows, len(acting))
         done = step.terminated or step.truncated
+        if job.replay_dir is not None:
+            keys = [(k, seat) for seat in (0, 1)]
+            replays[k].step(
+                engine,
+                [rec.actions.get(key) for key in keys],
+                [rec.values.get(key) for key in keys],
+                [rec.win_probs.get(key) for key in keys],
+            )
+            if done:
+                write_replay(replays.pop(k).finish(step), Path(job.replay_dir) / replay_name(k))
         if done:
             fight_rows.append(_fight_row(k, job.seed + k, engine, step, tally, names))
             del readers[k], totals[k]
             for seat, act in enumerate(acting):
                 act.forget(job.seed + k)
-                for d in (rec.actions, rec.values, rec.obs, rec.masks, rec.critic_in, rec.critic_stacks):
+                for d in (rec.actions, rec.values, rec.win_probs, rec.obs, rec.masks, rec.critic_in, rec.critic_stacks):
                     d.pop((k, seat), None)
         else:
             observe(k, engine)
@@ -432,6 +461,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             for h, col in enumerate(ACTION_COLUMNS):
                 row[col] = int(actions[h]) if actions is not None else -1
             row["value"] = rec.values.get(key, math.nan) if i < n else math.nan
+            row["win_prob"] = rec.win_probs.get(key, math.nan) if i < n else math.nan
             row["obs"] = rec.obs.get(key) if i < n else None
             row["mask"] = rec.masks.get(key) if i < n else None
             out.append(row)
@@ -494,7 +524,7 @@ def play(
     seed: int = 0,
     build: str | Build | Sequence[str | Build] | None = None,
     *,
-    record: bool = False,
+    record: bool | str | os.PathLike[str] = False,
     deterministic: bool = True,
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
     workers: int = 1,
@@ -510,7 +540,9 @@ def play(
         seed: Base seed, ≥ 0; fight k uses seed + k (the same fights as `osrs-rllib fight --seed`).
         build: One build (``"MED"``) or several (fights spread evenly over them); None keeps the reset
             options' build (PURE by default).
-        record: Also return the per-tick DataFrame (two rows per tick, ``player`` ``a`` and ``b``).
+        record: Also return the per-tick DataFrame (two rows per tick, ``player`` ``a`` and ``b``); a
+            directory also writes every fight as a replay file ``fight-<k>.nhreplay`` into it
+            (`osrs_rllib.replay`, docs/replays.md; watch one with `show_replay`).
         deterministic: For sides given by name or path: greedy model actions, or sampled ones.
         parallel: Fights stepped together per process (one forward pass serves all of them).
         workers: Processes to spread the fights over (spawned; each runs its own lockstep loop).
@@ -530,7 +562,8 @@ def play(
         prayer points, overhead, prayers, gear set, weapon, special energy, vengeance, timers, food, brews
         and karambwans left, position), what the tick added to the per-fight sums (same column names as
         the counts above, plus ``damage_taken``), the action of every head (``act_<head>``, -1 for the
-        simulator's baseline), the model's value estimate ``value`` and the ``obs`` / ``mask`` it acted on.
+        simulator's baseline), the model's value estimate ``value``, its win probability ``win_prob`` (NaN unless the
+        model file carries the ``winrate`` extension) and the ``obs`` / ``mask`` it acted on.
 
     Raises:
         AnalysisError: A bad side, count, seed or option (the message says which).
@@ -553,11 +586,15 @@ def play(
         raise AnalysisError(
             "the simulator's baseline can only be side B; swap the sides (every figure is from A's view)"
         )
+    replay_dir = None if isinstance(record, bool) else str(record)
+    if replay_dir is not None:
+        Path(replay_dir).mkdir(parents=True, exist_ok=True)
+    record = bool(record)
     critic = record and any(p.model is not None and p.model.critic_size != p.model.obs_size for p in (pa, pb))
     params = fight_params(pb, fights, build, options, critic=critic)
     workers = min(workers, fights)
     chunks = [tuple(range(fights))[w::workers] for w in range(workers)]
-    jobs = [_Job(pa.spec(), pb.spec(), chunk, seed, params, record, parallel, threads) for chunk in chunks]
+    jobs = [_Job(pa.spec(), pb.spec(), chunk, seed, params, record, parallel, threads, replay_dir) for chunk in chunks]
     logger.info("play %s vs %s: %d fights, seed %d, %d worker(s)", pa.name, pb.name, fights, seed, workers)
     if workers == 1:
         results = [_run_job(jobs[0])]

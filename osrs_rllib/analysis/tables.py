@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from common.atomic_files import write_json_atomic
 from envs.nh.contract import HEADS, NUM_HEADS, OBS_SIZE, FrameStack
 from envs.nh.masks import NUM_MASK
 from league.players import GameResult
@@ -26,7 +27,7 @@ from league.ratings import ratings_table
 from osrs_rllib.analysis.experiments import ExperimentView, _experiment_dir, open_experiment
 from osrs_rllib.analysis.fights import ACTION_COLUMNS, DEFAULT_PARALLEL_FIGHTS, play
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy
-from osrs_rllib.experiment import read_json, write_json_atomic
+from osrs_rllib.experiment import read_json
 from osrs_rllib.fight import wilson_interval
 from policies.model_file import read_model_meta
 

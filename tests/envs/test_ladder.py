@@ -40,6 +40,7 @@ from envs.opponents import (
     Tribrid,
     make_opponent,
 )
+from envs.opponents.registry import MEASURED_ORDER
 
 
 def assert_legal(actions: np.ndarray, mask: np.ndarray) -> None:
@@ -85,14 +86,18 @@ def env_like_masks() -> st.SearchStrategy[np.ndarray]:
 def test_ladder_never_acts_illegally(name: str, obs: np.ndarray, mask: np.ndarray, seed: int) -> None:
     policy = make_opponent(name, seed=seed)
     obs_before, mask_before = obs.copy(), mask.copy()
+    rng = np.random.default_rng(seed)
     for _ in range(3):
-        assert_legal(policy.act(obs, mask), mask)
+        # a prescient rung is shown some opponent action of the tick; the others must not be shown one
+        seen = {"opponent_action": rng.integers(0, HEAD_SIZES)} if policy.needs_opponent_action else {}
+        assert_legal(policy.act(obs, mask, **seen), mask)
     np.testing.assert_array_equal(obs, obs_before, strict=True)  # inputs are not modified
     np.testing.assert_array_equal(mask, mask_before, strict=True)
 
 
 def test_ladder_order_and_registry() -> None:
-    assert list(LADDER) == ["noop", "random", "stay_alive", "prayer_switcher", "tribrid"]
+    assert list(LADDER) == list(MEASURED_ORDER)  # the measured order, docs/strength.md
+    assert {"noop", "random", "stay_alive", "prayer_switcher", "tribrid"} <= set(LADDER)
     for name in LADDER:
         policy = make_opponent(name)
         assert isinstance(policy, ScriptedPolicy)
@@ -100,17 +105,29 @@ def test_ladder_order_and_registry() -> None:
 
 
 def test_unknown_opponent_lists_the_valid_names() -> None:
-    with pytest.raises(ValueError, match="noop, random, stay_alive, prayer_switcher, tribrid"):
+    with pytest.raises(ValueError, match=", ".join(MEASURED_ORDER)):
         make_opponent("baseline")
 
 
 def test_act_rejects_wrong_shapes() -> None:
     for name in LADDER:
         policy = make_opponent(name, seed=0)
+        if policy.needs_opponent_action:
+            policy = _Shown(policy)
         with pytest.raises(ValueError, match="observation"):
             policy.act(np.zeros(OBS_SIZE - 1, dtype=np.float32), np.ones(NUM_LOGITS, dtype=bool))
         with pytest.raises(ValueError, match="mask"):
             policy.act(np.zeros(OBS_SIZE, dtype=np.float32), np.ones(NUM_LOGITS + 1, dtype=bool))
+
+
+class _Shown:
+    """A prescient rung shown a passive opponent action every tick (what its host would pass)."""
+
+    def __init__(self, policy: ScriptedPolicy) -> None:
+        self.policy = policy
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return self.policy.act(obs, mask, opponent_action=np.zeros(NUM_HEADS, dtype=np.int64))
 
 
 # ------------------------------------------------------------------------------------ hand-built situations

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams
 from envs.nh.rewards import CORE_REWARD_WEIGHTS, RewardWeights
-from envs.opponents import LADDER
+from envs.opponents import LADDER, PRESCIENT
 from osrs_rllib.cli import app
 from osrs_rllib.config import (
     OPPONENT_KINDS,
@@ -117,7 +117,7 @@ def test_smoke_and_cluster_presets_change_only_their_scale() -> None:
 
 
 def test_opponent_kinds_and_normalised_mix() -> None:
-    assert set(OPPONENT_KINDS) == {"self_play", "baseline", *LADDER, "latest", "prioritized", "pfsp"}
+    assert set(OPPONENT_KINDS) == {"self_play", "baseline", *LADDER, "latest", "prioritized", "pfsp", "target"}
     cfg = load_config(CONFIGS / "nh.yml", ["opponents.mix={baseline: 3, tribrid: 1, noop: 0}"])
     assert cfg.opponents.normalized() == {"baseline": 0.75, "tribrid": 0.25}
 
@@ -439,3 +439,18 @@ def test_non_finite_reward_weights_are_rejected_by_the_environment_too() -> None
         RewardWeights.from_mapping({"win_reward": float("nan")})
     with pytest.raises(ValueError, match="finite"):
         RewardWeights.from_mapping({"target_frozen_tick_reward": [0.1, float("inf"), 10]})
+
+
+def test_a_prescient_rung_needs_the_environment_to_host_it() -> None:
+    """Only the environment can show a rung the learner's action first: as an RLlib policy it cannot play, so
+    the config refuses it in the mix and the league leaves it out of its fixed players."""
+    from osrs_rllib.train import fixed_policies, league_rungs
+
+    (prescient,) = PRESCIENT
+    mix = f"opponents.mix={{{prescient}: 1, baseline: 1}}"
+    with pytest.raises(ConfigError, match=f"opponents.scripted_in_env: '{prescient}' must see the learner's action"):
+        load_config(CONFIGS / "smoke.yml", ["opponents.scripted_in_env=false", mix])
+    load_config(CONFIGS / "smoke.yml", [mix])  # hosted by the env: fine
+    assert prescient in league_rungs(True) and prescient not in league_rungs(False)
+    assert f"scripted_{prescient}" in fixed_policies(True) and f"scripted_{prescient}" not in fixed_policies(False)
+    assert set(league_rungs(False)) == set(LADDER) - {prescient}

@@ -3,7 +3,7 @@ and that PPO learns through it."""
 
 from __future__ import annotations
 
-import time
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,17 +12,12 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
-from ray.tune.registry import register_env
 
 from osrs_rllib.config import load_config
-from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, _Flattener
+from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, LockstepSampler, _Flattener, unsupported_settings
 from osrs_rllib.train import build_ppo_config, register_everything
-from policies.network_config import NetworkConfig
-from policies.rllib_model import NormalizerCallbacks, model_config, register
-from tests.policies.dependent_heads_env import EPISODE_TICKS, PPO_TRAINING, DependentHeadsEnv
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -192,44 +187,6 @@ def test_scripted_policy_seats_act_but_are_not_collected() -> None:
         algo.stop()
 
 
-def test_ppo_learns_dependent_heads_through_the_lockstep_sampler() -> None:
-    """The policy issue's learning bar, sampled by the lockstep loop: wrong advantages would not learn."""
-    register()
-    register_env("nh_dependent_heads_lockstep", lambda cfg: DependentHeadsEnv(cfg))
-    small = NetworkConfig(actor_hidden=(64, 64), critic_hidden=(64,), head_hidden=32)
-    config = (
-        PPOConfig()
-        .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
-        .environment("nh_dependent_heads_lockstep")
-        .framework("torch")
-        .training(model=model_config(small), **PPO_TRAINING)
-        .env_runners(
-            num_env_runners=0,
-            num_envs_per_env_runner=8,
-            rollout_fragment_length="auto",
-            env_runner_cls=LockstepRolloutWorker,
-        )
-        .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, *a, **k: "main")
-        .callbacks(NormalizerCallbacks)
-        .reporting(min_sample_timesteps_per_iteration=0)
-        .debugging(seed=0, log_level="ERROR")
-    )
-    algo = config.build()
-    try:
-        assert isinstance(algo.env_runner, LockstepRolloutWorker)
-        maximum = 2 * EPISODE_TICKS
-        started, returns = time.perf_counter(), []
-        for _ in range(25):
-            returns.append(algo.train()["env_runners"]["episode_return_mean"])
-            if returns[-1] >= 0.95 * maximum:
-                break
-        assert returns[-1] >= 0.95 * maximum, f"returns per iteration: {returns}"
-        assert returns[0] < 0.5 * maximum
-        assert time.perf_counter() - started < 120
-    finally:
-        algo.stop()
-
-
 def _rows_sorted(batch: SampleBatch) -> np.ndarray:
     keys = [batch[SB.OBS][j].tobytes() + batch[SB.ACTIONS][j].tobytes() for j in range(batch.count)]
     return np.argsort(np.array(keys, dtype=object))
@@ -259,3 +216,33 @@ def test_same_experience_as_rllibs_own_sampler() -> None:
             np.testing.assert_array_equal(ours[key][a], theirs[key][b], err_msg=key)
         for key in ("advantages", "value_targets"):
             np.testing.assert_allclose(ours[key][a], theirs[key][b], atol=1e-4, err_msg=key)
+
+
+def test_unsupported_rllib_settings_are_refused_when_the_worker_is_built() -> None:
+    """Settings the loop does not implement fail at build time, each named, instead of being ignored."""
+    register_everything()
+    base = build_ppo_config(load_config(REPO / "configs" / "smoke.yml", []))
+    assert unsupported_settings(base) == []
+    bad = (
+        base.copy(copy_frozen=False)
+        .env_runners(observation_filter="MeanStdFilter", batch_mode="complete_episodes", explore=False)
+        .reporting(min_sample_timesteps_per_iteration=0)
+        .multi_agent(count_steps_by="agent_steps")
+        .offline_data(output="/tmp/never-written")
+    )
+    problems = unsupported_settings(bad)
+    for name in ("observation_filter", "batch_mode", "explore", "count_steps_by", "output"):
+        assert any(p.startswith(name) for p in problems), (name, problems)
+    with pytest.raises(Exception, match="does not support: observation_filter='MeanStdFilter'") as err:
+        bad.build_algo()
+    assert "runners.sampler: rllib" in str(err.value)
+
+
+def test_episode_ids_are_seeded_per_worker(self_play: Any) -> None:
+    """Two loops of the same worker and seed number their episodes alike; the global `random` is untouched."""
+    worker = self_play.env_runner
+    state = random.getstate()
+    first, second = LockstepSampler(worker), LockstepSampler(worker)
+    ids = [[s._episode_ids.randrange(2**62) for _ in range(3)] for s in (first, second)]
+    assert ids[0] == ids[1] and len(set(ids[0])) == 3
+    assert random.getstate() == state

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -13,8 +12,9 @@ from ray.rllib.policy.sample_batch import SampleBatch
 from ray.tune.registry import register_env
 
 from envs.nh.contract import NUM_HEADS, NUM_LOGITS
-from envs.opponents import LADDER
+from envs.opponents import LADDER, PRESCIENT
 from envs.rllib_env import NHMultiAgentEnv
+from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
 from policies.network_config import NetworkConfig
 from policies.rllib_model import (
     NHActionDistribution,
@@ -53,27 +53,30 @@ def registered() -> None:
     register_env("nh_multiagent", lambda cfg: NHMultiAgentEnv(cfg))
 
 
-def test_ppo_learns_dependent_heads() -> None:
-    """Issue bar: PPO through RLlib reaches near-maximal return where reward needs the right sub-action."""
+@pytest.mark.parametrize("sampler", ["rllib", "lockstep"])
+def test_ppo_learns_dependent_heads(sampler: str) -> None:
+    """Issue bar: PPO through RLlib reaches near-maximal return where reward needs the right sub-action,
+    sampled by RLlib's own env runner and by our lockstep loop (wrong advantages there would not learn)."""
+    runner = {"env_runner_cls": LockstepRolloutWorker} if sampler == "lockstep" else {}
     config = (
         old_stack("nh_dependent_heads", **PPO_TRAINING)
-        .env_runners(num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length="auto")
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length="auto", **runner)
         .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, *a, **k: "main")
         .callbacks(NormalizerCallbacks)
     )
     algo = config.build()
     try:
+        if sampler == "lockstep":
+            assert isinstance(algo.env_runner, LockstepRolloutWorker)
         maximum = 2 * EPISODE_TICKS  # two agents, one point per tick each
-        started, returns = time.perf_counter(), []
+        returns = []
         for _ in range(25):
             result = algo.train()
             returns.append(result["env_runners"]["episode_return_mean"])
             if returns[-1] >= 0.95 * maximum:
                 break
-        elapsed = time.perf_counter() - started
         assert returns[-1] >= 0.95 * maximum, f"returns per iteration: {returns}"
         assert returns[0] < 0.5 * maximum, "the task must not be solvable before learning"
-        assert elapsed < 60, f"learning took {elapsed:.0f} s"
         net = algo.get_policy("main").model.net
         assert float(net.obs_norm.count) > 0 and float(net.context_norm.count) > 0
     finally:
@@ -167,7 +170,7 @@ def test_export_of_the_trained_policy(nh_algo: Any, tmp_path: Any) -> None:
     assert model.metadata["iteration"] == nh_algo.iteration
 
 
-@pytest.mark.parametrize("name", LADDER)
+@pytest.mark.parametrize("name", [n for n in LADDER if n not in PRESCIENT])  # prescient: test_graded_ladder.py
 def test_scripted_policy_acts_like_the_ladder(name: str) -> None:
     env = NHMultiAgentEnv({"opponent": "agent"})
     policy = ScriptedRLlibPolicy(env.observation_space, env.action_space, {"scripted_opponent": name})
@@ -179,7 +182,7 @@ def test_scripted_policy_acts_like_the_ladder(name: str) -> None:
         rows = [obs[a] for a in ("player_0", "player_1")]
         batch = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
         actions, _, _ = policy.compute_actions(batch)
-        if name != "random":
+        if name != "random" and not getattr(bot, "stochastic", False):  # graded levels that draw: not comparable
             expected = [bot.act(r["observations"], r["action_mask"] > 0.5) for r in rows]
             np.testing.assert_array_equal(actions, np.stack(expected))
         obs, _, term, trunc, _ = env.step({"player_0": actions[0], "player_1": actions[1]})

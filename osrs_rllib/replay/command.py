@@ -1,0 +1,30 @@
+"""``osrs-rllib replay FILE [-o fight.html] [--verify]``: the command's body, kept out of the shared CLI module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from osrs_rllib.replay.format import ReplayError, load_replay
+from osrs_rllib.replay.verify import verify as verify_replay
+from osrs_rllib.replay.viewer import write_html
+
+
+def replay_command(file: Path, out: Path | None, verify: bool, fail: Callable[[str], typer.Exit]) -> int:
+    """Verify or render one replay; returns the exit status (0 ok, 1 the replay differs, 2 bad input)."""
+    try:
+        rep = load_replay(file)
+        if verify:
+            check = verify_replay(rep)
+            check.path = str(file)
+            typer.echo(check.summary())
+            return 0 if check.ok else 1
+        target = out if out is not None else file.with_suffix(".html")
+        write_html(rep, target)
+    except ReplayError as exc:
+        raise fail(str(exc)) from None
+    players = " vs ".join(p["name"] for p in rep.players)
+    typer.echo(f"{players}: {len(rep.ticks) - 1} ticks written to {target} (open it in any browser, offline)")
+    return 0

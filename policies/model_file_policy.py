@@ -23,11 +23,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import tree
-from ray.rllib.models.modelv2 import restore_original_dimensions
-from ray.rllib.policy.policy import Policy, PolicySpec
-from ray.rllib.policy.sample_batch import SampleBatch
+from ray.rllib.policy.policy import PolicySpec
 
+from policies.fixed_policy import FixedPolicy
 from policies.model_file import ModelFile, load_model_file, tensor_checksum
 
 MODEL_PATH_KEY = "model_file"
@@ -41,7 +39,7 @@ def model_file_policy_spec(path: str, deterministic: bool = True) -> PolicySpec:
     )
 
 
-class ModelFilePolicy(Policy):
+class ModelFilePolicy(FixedPolicy):
     """A model file behind RLlib's `Policy` interface; never trained, no weights to sync.
 
     Raises (at construction):
@@ -66,46 +64,10 @@ class ModelFilePolicy(Policy):
                     "model's frame stacking"
                 )
 
-    def init_view_requirements(self) -> None:
-        super().init_view_requirements()
-        infos = self.view_requirements[SampleBatch.INFOS]
-        infos.used_for_training = False
-        infos.used_for_compute_actions = False
-
-    def _unflatten(self, obs_batch: Any) -> Mapping[str, np.ndarray]:
-        if isinstance(obs_batch, Mapping):
-            return {k: np.asarray(v) for k, v in obs_batch.items()}
-        return restore_original_dimensions(np.asarray(obs_batch, dtype=np.float32), self.observation_space, "numpy")
-
-    def compute_actions(
-        self,
-        obs_batch: Any,
-        state_batches: Any = None,
-        prev_action_batch: Any = None,
-        prev_reward_batch: Any = None,
-        info_batch: Any = None,
-        episodes: Any = None,
-        explore: bool | None = None,
-        timestep: int | None = None,
-        **kwargs: Any,
-    ) -> tuple[np.ndarray, list[Any], dict[str, Any]]:
-        obs = self._unflatten(obs_batch)
+    def act_batch(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         observations = np.asarray(obs["observations"], dtype=np.float32)
         masks = np.asarray(obs["action_mask"], dtype=np.float32)
-        actions = self.model.act(observations, masks, deterministic=self.deterministic)
-        return np.asarray(actions, dtype=np.int64), [], {}
-
-    def learn_on_batch(self, samples: SampleBatch) -> dict[str, Any]:
-        return {}
-
-    def compute_log_likelihoods(self, actions: Any, obs_batch: Any, *args: Any, **kwargs: Any) -> np.ndarray:
-        return np.zeros(len(tree.flatten(obs_batch)[0]), dtype=np.float32)
-
-    def get_weights(self) -> dict[str, Any]:
-        return {}
-
-    def set_weights(self, weights: Mapping[str, Any]) -> None:
-        return None
+        return self.model.act(observations, masks, deterministic=self.deterministic)
 
     def checksum(self) -> str:
         """SHA-256 of the weights this policy plays with (equal to the file's recorded ``tensor_sha256``)."""

@@ -23,13 +23,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import tree
-from ray.rllib.models.modelv2 import restore_original_dimensions
-from ray.rllib.policy.policy import Policy, PolicySpec
-from ray.rllib.policy.sample_batch import SampleBatch
+from ray.rllib.policy.policy import PolicySpec
 
 from envs.nh.contract import NUM_HEADS, OBS_SIZE
 from envs.opponents import LADDER, make_opponent
+from policies.fixed_policy import FixedPolicy
 
 SCRIPTED_PREFIX = "scripted_"
 """Policy ids of scripted opponents are this prefix plus the ladder name, e.g. ``scripted_tribrid``
@@ -47,7 +45,7 @@ def scripted_policy_spec(name: str, seed: int | None = None) -> PolicySpec:
     return PolicySpec(policy_class=ScriptedRLlibPolicy, config={"scripted_opponent": name, "scripted_seed": seed})
 
 
-class ScriptedRLlibPolicy(Policy):
+class ScriptedRLlibPolicy(FixedPolicy):
     """A ladder opponent behind RLlib's `Policy` interface; never trained, no weights.
 
     The hand-written rungs are stateless between ticks apart from the random rung's generator, so one
@@ -67,55 +65,19 @@ class ScriptedRLlibPolicy(Policy):
         worker_index = int(config.get("worker_index", 0) or 0)
         self.bot = make_opponent(self.name, None if seed is None else int(seed) + worker_index)
 
-    def init_view_requirements(self) -> None:
-        super().init_view_requirements()
-        infos = self.view_requirements[SampleBatch.INFOS]
-        infos.used_for_training = False
-        infos.used_for_compute_actions = False
-
-    def _unflatten(self, obs_batch: Any) -> Mapping[str, np.ndarray]:
-        if isinstance(obs_batch, Mapping):
-            return {k: np.asarray(v) for k, v in obs_batch.items()}
-        arr = np.asarray(obs_batch, dtype=np.float32)
-        return restore_original_dimensions(arr, self.observation_space, "numpy")
-
-    def compute_actions(
-        self,
-        obs_batch: Any,
-        state_batches: Any = None,
-        prev_action_batch: Any = None,
-        prev_reward_batch: Any = None,
-        info_batch: Any = None,
-        episodes: Any = None,
-        explore: bool | None = None,
-        timestep: int | None = None,
-        **kwargs: Any,
-    ) -> tuple[np.ndarray, list[Any], dict[str, Any]]:
+    def act_batch(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
         if self.bot.needs_opponent_action:
             raise ValueError(
                 f"{self.name!r} is prescient: it must see the other agent's action of the tick, and RLlib computes "
                 "each policy's actions apart; run it inside the environment instead (opponents.scripted_in_env: true)"
             )
-        obs = self._unflatten(obs_batch)
         # With frame stacking the newest frame comes first (spec §15.3); the ladder reads only that one.
         observations = np.asarray(obs["observations"], dtype=np.float32)[:, :OBS_SIZE]
         masks = np.asarray(obs["action_mask"]) > 0.5
         actions = np.zeros((len(observations), NUM_HEADS), dtype=np.int64)
         for i in range(len(observations)):
             actions[i] = self.bot.act(observations[i], masks[i])
-        return actions, [], {}
-
-    def learn_on_batch(self, samples: SampleBatch) -> dict[str, Any]:
-        return {}
-
-    def compute_log_likelihoods(self, actions: Any, obs_batch: Any, *args: Any, **kwargs: Any) -> np.ndarray:
-        return np.zeros(len(tree.flatten(obs_batch)[0]), dtype=np.float32)
-
-    def get_weights(self) -> dict[str, Any]:
-        return {}
-
-    def set_weights(self, weights: Mapping[str, Any]) -> None:
-        return None
+        return actions
 
     def get_state(self) -> dict[str, Any]:
         state = super().get_state()

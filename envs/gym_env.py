@@ -45,10 +45,8 @@ from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, Fram
 from envs.nh.engine import NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.nh.rewards import RewardWeights
-from envs.opponents import LADDER, make_opponent
-
-SCRIPTED_OPPONENTS = (OPPONENT_BASELINE, *LADDER)
-"""Opponents a single-agent episode can face: the in-simulator baseline or a ladder policy."""
+from envs.opponents import make_opponent
+from envs.options import SCRIPTED_OPPONENTS, as_params, as_weights
 
 
 def split_opponent_option(options: Mapping[str, Any] | None, default: str) -> tuple[dict[str, Any], str]:
@@ -58,22 +56,6 @@ def split_opponent_option(options: Mapping[str, Any] | None, default: str) -> tu
     if name not in SCRIPTED_OPPONENTS:
         raise ParamError(f"unknown opponent {name!r}; valid choices: {list(SCRIPTED_OPPONENTS)}")
     return opts, name
-
-
-def as_params(params: FightParams | Mapping[str, Any] | None) -> FightParams:
-    if params is None:
-        return FightParams()
-    if isinstance(params, FightParams):
-        return params
-    return FightParams.from_options(params)
-
-
-def as_weights(weights: RewardWeights | Mapping[str, Any] | None) -> RewardWeights:
-    if weights is None:
-        return RewardWeights()
-    if isinstance(weights, RewardWeights):
-        return weights
-    return RewardWeights.from_mapping(weights)
 
 
 class NHGymEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):

@@ -22,11 +22,11 @@ import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from envs.gym_env import SCRIPTED_OPPONENTS, as_params, as_weights
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.opponents import make_opponent
+from envs.options import SCRIPTED_OPPONENTS, as_params, as_weights
 
 AGENT_IDS = ("player_0", "player_1")
 ENV_CONFIG_KEYS = frozenset({"params", "reward_weights", "frame_stack", "opponent"})

@@ -48,14 +48,19 @@ LAYERS: tuple[Layer, ...] = (
         "scripted opponents act through the simulator's action contract only",
     ),
     Layer(
+        "envs/options.py",
+        (*RL_FRAMEWORKS, "envs.gym_env", "envs.rllib_env", "policies", "league", "serving", "osrs_rllib"),
+        "the adapters' shared configuration rules need neither adapter nor framework",
+    ),
+    Layer(
         "envs/gym_env.py",
         ("ray", "torch", "envs.rllib_env", "policies", "league", "serving", "osrs_rllib"),
         "the gymnasium adapter needs neither RLlib nor torch",
     ),
     Layer(
         "envs/rllib_env.py",
-        ("torch", "policies", "league", "serving", "osrs_rllib"),
-        "the RLlib adapter wraps the engine (sharing the gym adapter's option parsing), not the policies in it",
+        ("torch", "envs.gym_env", "policies", "league", "serving", "osrs_rllib"),
+        "the RLlib adapter wraps the engine, not the other adapter or the policies that play in it",
     ),
     Layer(
         "league",

@@ -51,7 +51,7 @@ other seat, two prescient seats) refuse it with an error that says why.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -199,11 +199,16 @@ LEVELS: tuple[NHSkill, ...] = (
     NHSkill("expert", "good NH as well as a script can: perfect reactions, predicts prayers, no mistakes",
             1.0, 0, True, 1.0, _R, 0, True, 0.60, 0.50, 0.35, True,
             0.30, 0.90, True, 0.55, True, True, True, 0.0),
-    NHSkill("prescient", "UPPER BOUND, not honest play: the expert shown the opponent's action of the tick",
-            1.0, 0, True, 1.0, _R, 0, True, 0.60, 0.50, 0.35, True,
-            0.30, 0.90, True, 0.55, True, True, True, 0.0, prescient=True),
 )
 # fmt: on
+LEVELS += (  # the expert's row with one difference: it is shown the opponent's action of the tick
+    replace(
+        LEVELS[-1],
+        name="prescient",
+        summary="UPPER BOUND, not honest play: the expert shown the opponent's action of the tick",
+        prescient=True,
+    ),
+)
 """The graded levels, weakest to strongest (the measured order is in docs/strength.md)."""
 
 LEVELS_BY_NAME: dict[str, NHSkill] = {level.name: level for level in LEVELS}

@@ -633,6 +633,15 @@ static nh_fight *fight_at(FightBatchObject *self, Py_ssize_t i) {
     return &self->fights[i];
 }
 
+/* fight_at(self, i), also checking a player index (0 or 1) for the per-player accessors. */
+static nh_fight *fight_player_at(FightBatchObject *self, Py_ssize_t i, int which) {
+    if (which != 0 && which != 1) {
+        PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
+        return NULL;
+    }
+    return fight_at(self, i);
+}
+
 /* reset(i, rng_state, params): numpy's bit_generator.state and the reset_draws params dict. */
 static PyObject *FightBatch_reset(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
@@ -730,12 +739,9 @@ static PyObject *FightBatch_player(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     const nh_player *p = &fight->players[which];
     PyObject *d = PyDict_New();
@@ -978,12 +984,9 @@ static PyObject *FightBatch_set_player(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "niO", &i, &which, &snap)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     nh_player loaded = fight->players[which]; /* parsed apart: bad input leaves the player as it was */
     if (player_from_snapshot(snap, &loaded)) {
@@ -1081,12 +1084,9 @@ static PyObject *FightBatch_movement(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "nis|iii", &i, &which, &op, &a, &b, &c)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     nh_player *p = &fight->players[which], *other = &fight->players[1 - which];
     int err = 0;
@@ -1155,12 +1155,9 @@ static PyObject *FightBatch_operation(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "nis|ii", &i, &which, &op, &a, &b)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     nh_player *p = &fight->players[which];
     int prayer_op = strcmp(op, "activate_prayer") == 0 || strcmp(op, "can_activate") == 0;
@@ -1474,12 +1471,9 @@ static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     const nh_tick_events *ev = &fight->events[which];
     PyObject *hits = PyList_New(ev->n_hits);
@@ -1512,12 +1506,9 @@ static PyObject *FightBatch_stats(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     const nh_episode_stats *st = &fight->stats[which];
     PyObject *recent = PyList_New(st->n_recent), *prayed = PyList_New(st->n_recent_prayed), *samples = PyList_New(3);
@@ -1553,12 +1544,9 @@ static PyObject *FightBatch_sim_op(FightBatchObject *self, PyObject *args, int d
     if (!PyArg_ParseTuple(args, "nii", &i, &which, &value)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     if (!drain && (value < 0 || value >= NH_NUM_PRAYERS)) {
         return PyErr_Format(PyExc_ValueError, "no prayer %d", value);
@@ -1613,12 +1601,9 @@ static PyObject *FightBatch_masks(FightBatchObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     uint8_t m[NH_NUM_MASK];
     nh_mask_values(fight, &fight->players[which], fight->stats[which].known_lunar_opponent, m);
@@ -1636,12 +1621,9 @@ static PyObject *FightBatch_observation(FightBatchObject *self, PyObject *args) 
     if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
         return NULL;
     }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_player_at(self, i, which);
     if (fight == NULL) {
         return NULL;
-    }
-    if (which != 0 && which != 1) {
-        return PyErr_Format(PyExc_IndexError, "player must be 0 or 1, got %d", which);
     }
     uint8_t m[NH_NUM_MASK];
     float obs[NH_OBS_SIZE];

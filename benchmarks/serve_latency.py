@@ -15,8 +15,9 @@ own. Figures: p50 / p99 latency and requests/s for 1 and 16 concurrent clients, 
 same request answered in-process (`ModelRegistry.answer`, what a replica does per request; and the bare
 `ModelFile.act`), so the Serve and proxy overhead is the difference.
 
-Results to expect: the in-process call takes ~0.5 ms; docs/serving.md records a quiet 2-core run (p50 7.3 ms
-for one client, 939 requests/s for 16). Nothing is asserted: this script prints figures.
+Results to expect: the in-process call takes ~0.5 ms; docs/serving.md records quiet 2-core runs (p50 2.3 to 2.4 ms
+for one client, 2,500 to 3,100 requests/s for 16; with ``--serve-defaults`` 3.9 ms and 1,500 requests/s). Nothing
+is asserted: this script prints figures.
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument("--batch-wait", type=float, default=None, help="@serve.batch wait (default: the app's).")
     parser.add_argument("--in-flight", type=int, default=None, help="Proxy calls in flight (default: the proxy's).")
+    parser.add_argument("--serve-defaults", action="store_true",
+                        help="Run Serve with its default settings (no REPLICA_ENV / PROXY_ENV), to see what they save.")
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     args = parser.parse_args()
 
@@ -145,6 +148,12 @@ def main() -> None:
     from serving.proxy import ProxyLimits
     from serving.runtime import deploy, start_proxy
 
+    if args.serve_defaults:
+        import serving.app
+        import serving.proxy
+
+        serving.app.REPLICA_ENV.clear()
+        serving.proxy.PROXY_ENV.clear()
     tmp = Path(tempfile.mkdtemp(prefix="serve-bench-"))
     path = save_model_file(NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE), tmp / "bench.nhmodel")
     lines, obs, masks = request_lines(512, 0)
@@ -158,7 +167,7 @@ def main() -> None:
                           batch_wait_s=batch_wait, reload_s=0))
         _, (host, port) = start_proxy("127.0.0.1", 0, limits)
         report["settings"] = {"replicas": args.replicas, "batch_wait_s": batch_wait,
-                              "proxy_in_flight": limits.max_in_flight}
+                              "proxy_in_flight": limits.max_in_flight, "serve_defaults": args.serve_defaults}
         report["served"] = [asyncio.run(closed_loop(host, port, lines, int(c), args.seconds))
                             for c in args.clients.split(",")]
     finally:

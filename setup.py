@@ -25,11 +25,13 @@ CORE_SOURCES = [
     f"{CORE_DIR}/nh_baseline.c",
     f"{CORE_DIR}/nh_masks.c",
     f"{CORE_DIR}/nh_observation.c",
+    f"{CORE_DIR}/nh_rewards.c",
     f"{CORE_DIR}/nh_data.c",
 ]
 CORE_HEADERS = [
     f"{CORE_DIR}/nh_rng.h",
     f"{CORE_DIR}/nh_formulas.h",
+    f"{CORE_DIR}/nh_rewards.h",
     f"{CORE_DIR}/nh_tables.h",
     f"{CORE_DIR}/nh_hits.h",
     f"{CORE_DIR}/nh_loadout.h",

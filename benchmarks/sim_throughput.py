@@ -29,11 +29,12 @@ the machine the project was developed on are in the report that introduced this 
 asserted: this script prints figures (STYLE 17).
 
 ``--core`` adds the compiled core (issue 15, docs/compiled-core.md) beside the Python engine on the tick
-**plus both players' masks and observations, without rewards** (the core does not compute those yet): the
-Python engine is timed on `FightSim.step` + `masks.mask_values` + `ObservationEncoder.encode` for both
-players, the core on `FightBatch.step_batch` over ``--batch`` fights writing masks and observations into
-preallocated arrays (one call per tick of the whole batch), with the same kind of random unmasked actions
-(every head uniform over its values with probability 0.35, else 0), drawn before the timed loops.
+**plus both players' masks, observations, signals and rewards** (default weights): the Python engine is
+timed on `NHEngine.step` (``observe_all=True``), the core on `FightBatch.step_batch` over ``--batch`` fights
+writing masks, observations and rewards into preallocated arrays (one call per tick of the whole batch).
+Both are driven by the same kind of masked random actions, sampled outside the timed calls from the masks
+the previous tick returned: each head uniform over the values its environment mask (§14.3) allows, 0 when
+none is (the §14.2 dependencies between heads are not applied: vectorised over the batch).
 """
 
 from __future__ import annotations
@@ -50,13 +51,19 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.contract import HEAD_SIZES, OBS_SIZE, BoolArray, Head, IntArray, apply_dependencies_and_force
-from envs.nh.core import load_core, reset_params
+from envs.nh.contract import (
+    HEAD_SIZES,
+    OBS_SIZE,
+    BoolArray,
+    Head,
+    IntArray,
+    apply_dependencies_and_force,
+    masked_random_actions,
+)
+from envs.nh.core import load_core, reset_params, reward_weights_mapping
 from envs.nh.engine import NHEngine
-from envs.nh.masks import LoadoutFacts, loadout_facts, mask_values
-from envs.nh.observation import ObservationEncoder, static_block
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
-from envs.nh.sim import FightSim
+from envs.nh.rewards import RewardWeights
 from envs.opponents import ScriptedPolicy, make_opponent
 
 WARMUP_TICKS = 50
@@ -224,49 +231,26 @@ CORE_SCENARIOS: dict[str, tuple[FightParams, tuple[bool, bool]]] = {
     "random_vs_baseline": (FightParams(opponent=OPPONENT_BASELINE), (True, False)),
 }
 """Parameters and acting seats of the tick-only comparison."""
-ACTION_BLOCK_TICKS = 64
-"""Ticks of actions drawn at once for the whole batch (outside the timed calls)."""
-ACTIVE_HEAD_PROBABILITY = 0.35
 
-
-def _random_actions(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """int32 actions of `shape + (12,)`: each head uniform over its values with probability 0.35, else 0."""
-    sizes = np.asarray(HEAD_SIZES)
-    values = (rng.random((*shape, len(sizes))) * sizes).astype(np.int32)
-    return np.where(rng.random(values.shape) < ACTIVE_HEAD_PROBABILITY, values, 0).astype(np.int32)
 
 
 def python_tick_loop(params: FightParams, seats: tuple[bool, bool], seconds: float, seed: int) -> float:
-    """Ticks per second of `FightSim.step` + both players' masks and observations, random actions."""
+    """Ticks per second of `NHEngine.step` (tick, both players' masks and observations, signals, rewards)."""
     rng = np.random.default_rng(seed)
-    sim = FightSim(params)
+    engine = NHEngine(params, observe_all=True)
     fight_seed = seed
-    sim.reset(seed=fight_seed)
-    obs = np.zeros(OBS_SIZE, dtype=np.float32)
-
-    def per_episode() -> tuple[list[LoadoutFacts], list[ObservationEncoder]]:
-        return (
-            [loadout_facts(p.loadout) for p in sim.players],
-            [ObservationEncoder(sim, p, static_block(p.loadout, sim.fight_mode)) for p in sim.players],
-        )
-
-    facts, encoders = per_episode()
+    engine.reset(seed=fight_seed)
     step_s, ticks = 0.0, 0
     while step_s < seconds:
-        block = _random_actions(rng, (ACTION_BLOCK_TICKS, 2)).tolist()
-        for a0, a1 in block:
-            actions = [a0 if seats[0] else None, a1 if seats[1] else None]
-            t0 = time.perf_counter()
-            sim.step(actions)
-            for p in sim.players:
-                mask = mask_values(sim, p, facts[p.index], sim.stats[p.index].known_lunar_opponent)
-                encoders[p.index].encode(mask, obs)
-            step_s += time.perf_counter() - t0
-            ticks += 1
-            if sim.done:
-                fight_seed += 1
-                sim.reset(seed=fight_seed)
-                facts, encoders = per_episode()
+        a = masked_random_actions(rng, engine.masks).tolist()
+        actions = [a[0] if seats[0] else None, a[1] if seats[1] else None]
+        t0 = time.perf_counter()
+        res = engine.step(actions)
+        step_s += time.perf_counter() - t0
+        ticks += 1
+        if res.terminated or res.truncated:
+            fight_seed += 1
+            engine.reset(seed=fight_seed)
     return ticks / step_s
 
 
@@ -280,24 +264,28 @@ def core_tick_loop(params: FightParams, seats: tuple[bool, bool], seconds: float
     for i in range(n):
         batch.reset(i, np.random.default_rng(fight_seed + i).bit_generator.state, prm)
     fight_seed += n
+    batch.set_reward_weights(reward_weights_mapping(RewardWeights()))
     has = np.tile(np.asarray(seats, dtype=np.int32), (n, 1))
     results = np.zeros((n, 4), dtype=np.int32)
-    masks = np.zeros((n, 2, sum(HEAD_SIZES)), dtype=np.uint8)  # NUM_MASK: one per head value
+    masks = np.zeros((n, 2, sum(HEAD_SIZES)), dtype=bool)  # NUM_MASK: one per head value
     obs = np.zeros((n, 2, OBS_SIZE), dtype=np.float32)
+    rewards = np.zeros((n, 2), dtype=np.float64)
+    batch.write_masks(masks, obs)
     step_s, ticks = 0.0, 0
     while step_s < seconds:
-        block = _random_actions(rng, (ACTION_BLOCK_TICKS, n, 2))
-        for actions in block:
-            t0 = time.perf_counter()
-            stepped = batch.step_batch(actions, has, results, masks, obs)
-            step_s += time.perf_counter() - t0
-            ticks += stepped
-            ended = np.flatnonzero((results[:, 1] != 0) | (results[:, 3] != 0))
-            for i in ended:
-                if batch.fight(int(i))["done"]:
-                    batch.reset(int(i), np.random.default_rng(fight_seed).bit_generator.state, prm)
-                    fight_seed += 1
-            results[ended] = 0
+        actions = masked_random_actions(rng, masks)
+        t0 = time.perf_counter()
+        stepped = batch.step_batch(actions, has, results, masks, obs, rewards)
+        step_s += time.perf_counter() - t0
+        ticks += stepped
+        ended = np.flatnonzero((results[:, 1] != 0) | (results[:, 3] != 0))
+        for i in ended:
+            if batch.fight(int(i))["done"]:
+                batch.reset(int(i), np.random.default_rng(fight_seed).bit_generator.state, prm)
+                fight_seed += 1
+        if len(ended):
+            batch.write_masks(masks, obs)  # the reset fights' first masks (the others' are rewritten unchanged)
+        results[ended] = 0
     return ticks / step_s
 
 
@@ -309,7 +297,7 @@ def core_comparison(seconds: float, seed: int, n: int, as_json: bool) -> list[di
         rows.append({"scenario": name, "python_ticks_per_s": py, "core_ticks_per_s": c, "speedup": c / py})
         if not as_json:
             if len(rows) == 1:
-                print(f"\ntick + both players' masks and observations (no rewards), core batch of {n} fights")
+                print(f"\ntick + both players' masks, observations and rewards, core batch of {n} fights")
                 print(f"{'scenario':<22} {'python ticks/s':>15} {'core ticks/s':>14} {'speed-up':>9}")
             print(f"{name:<22} {py:>15,.0f} {c:>14,.0f} {c / py:>8.1f}x", flush=True)
     return rows
@@ -350,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument(
-        "--core", action="store_true", help="also time the compiled core beside the Python engine (no rewards yet)"
+        "--core", action="store_true", help="also time the compiled core beside the Python engine (rewards included)"
     )
     parser.add_argument("--batch", type=int, default=256, help="fights per core batch with --core (default 256)")
     args = parser.parse_args(argv)
@@ -381,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         out: dict[str, Any] = {"machine": machine, "seconds": args.seconds, "results": [asdict(r) for r in results]}
         if core_rows is not None:
-            out["core_without_rewards"] = core_rows
+            out["core_with_rewards"] = core_rows
         print(json.dumps(out))
     return 0
 

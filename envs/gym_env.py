@@ -30,6 +30,7 @@ Episode end
 Arguments
     `params` (FightParams or mapping of reset options used as defaults), `reward_weights`,
     `frame_stack` (int or offsets, §15.3), `opponent` (default opponent: "baseline" or a ladder name).
+    `engine`: "python" (default), "core" (the compiled core; an error when not built) or "auto".
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ import numpy as np
 from gymnasium import spaces
 
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
-from envs.nh.engine import NHEngine
+from envs.nh.core_engine import make_engine, use_rng
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.nh.rewards import RewardWeights
 from envs.opponents import make_opponent
-from envs.options import SCRIPTED_OPPONENTS, as_params, as_weights
+from envs.options import SCRIPTED_OPPONENTS, as_engine, as_params, as_weights
 
 
 def split_opponent_option(options: Mapping[str, Any] | None, default: str) -> tuple[dict[str, Any], str]:
@@ -69,10 +70,11 @@ class NHGymEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         reward_weights: RewardWeights | Mapping[str, Any] | None = None,
         frame_stack: int | list[int] = 1,
         opponent: str = OPPONENT_BASELINE,
+        engine: str | None = None,
     ) -> None:
         self._base_params = as_params(params)
         _, self._default_opponent = split_opponent_option({"opponent": opponent}, OPPONENT_BASELINE)
-        self.engine = NHEngine(self._base_params, as_weights(reward_weights))
+        self.engine = make_engine(as_engine(engine), self._base_params, as_weights(reward_weights))
         self._stack = FrameStack(frame_stack, OBS_SIZE)
         self._critic_stack = FrameStack(frame_stack, CRITIC_SIZE)
         self.action_space = spaces.MultiDiscrete(np.array(HEAD_SIZES, dtype=np.int64))
@@ -100,7 +102,7 @@ class NHGymEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         params = FightParams.from_options({"opponent": opponent}, params)
         if params.include_opponent_observation != self._base_params.include_opponent_observation:
             raise ParamError("include_opponent_observation changes the observation space; set it at construction")
-        self.engine.sim.rng = self.np_random
+        use_rng(self.engine, self.np_random)
         self.engine.reset(None, params)
         self._opponent_name = name
         if name != OPPONENT_BASELINE:

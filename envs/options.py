@@ -33,3 +33,20 @@ def as_weights(weights: RewardWeights | Mapping[str, Any] | None) -> RewardWeigh
     if isinstance(weights, RewardWeights):
         return weights
     return RewardWeights.from_mapping(weights)
+
+
+DEFAULT_ENGINE = "python"
+"""The adapters' default `engine`: consumers that read `engine.sim` (replays, `fight`, evaluation hooks) still
+need the Python engine; `auto` / `core` opt in to the compiled core (`envs/nh/core_engine.py`)."""
+
+
+def as_engine(engine: str | None) -> str:
+    """The `engine` option (`auto`, `core`, `python`), checked; None is the default."""
+    from envs.nh.core_engine import ENGINES
+    from envs.nh.params import ParamError
+
+    if engine is None:
+        return DEFAULT_ENGINE
+    if engine not in ENGINES:
+        raise ParamError(f"unknown engine {engine!r}; valid choices: {list(ENGINES)}")
+    return engine

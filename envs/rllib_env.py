@@ -23,13 +23,14 @@ from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import make_engine, use_rng
+from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.opponents import make_opponent
-from envs.options import SCRIPTED_OPPONENTS, as_params, as_weights
+from envs.options import SCRIPTED_OPPONENTS, as_engine, as_params, as_weights
 
 AGENT_IDS = ("player_0", "player_1")
-ENV_CONFIG_KEYS = frozenset({"params", "reward_weights", "frame_stack", "opponent"})
+ENV_CONFIG_KEYS = frozenset({"params", "reward_weights", "frame_stack", "opponent", "engine"})
 """The keys `NHMultiAgentEnv` reads from its config; any other is a mistake and an error."""
 ENV_OPPONENTS = (OPPONENT_AGENT, *SCRIPTED_OPPONENTS)
 
@@ -41,6 +42,7 @@ class NHMultiAgentEnv(MultiAgentEnv):
     * ``reward_weights``: spec §17 weights (constants or ``[a, b, n]`` schedules);
     * ``frame_stack``: int or list of offsets (spec §15.3);
     * ``opponent``: default opponent, ``"agent"`` (self-play), ``"baseline"`` or a ladder name.
+    * ``engine``: ``"python"`` (default), ``"core"`` (the compiled core, an error when not built) or ``"auto"``.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
@@ -52,7 +54,8 @@ class NHMultiAgentEnv(MultiAgentEnv):
         self._base_params = as_params(cfg.get("params"))
         self._default_opponent = str(cfg.get("opponent", OPPONENT_AGENT))
         _check_opponent(self._default_opponent)
-        self.engine = NHEngine(self._base_params, as_weights(cfg.get("reward_weights")))
+        weights = as_weights(cfg.get("reward_weights"))
+        self.engine = make_engine(as_engine(cfg.get("engine")), self._base_params, weights)
         frames = cfg.get("frame_stack", 1)
         self._stacks = [FrameStack(frames, OBS_SIZE) for _ in AGENT_IDS]
         self._critic_stacks = [FrameStack(frames, CRITIC_SIZE) for _ in AGENT_IDS]
@@ -90,7 +93,7 @@ class NHMultiAgentEnv(MultiAgentEnv):
         _check_opponent(opponent)
         sim_opponent = OPPONENT_AGENT if opponent != OPPONENT_BASELINE else OPPONENT_BASELINE
         params = FightParams.from_options({**opts, "opponent": sim_opponent}, self._base_params)
-        self.engine.sim.rng = self._rng
+        use_rng(self.engine, self._rng)
         self.engine.reset(None, params)
         self._opponent = opponent
         self._scripted = (

@@ -1,18 +1,22 @@
-"""Settings of the league, as one frozen dataclass (mirrors `policies/network_config.py`).
+"""Settings of the league, as one frozen pydantic dataclass (mirrors `policies/network_config.py`).
 
-It imports no Ray, so the application's config schema can describe the ``league`` section cheaply; the
-kind names and PFSP weightings it validates against come from `league.sampling`.
+It imports no Ray, so the application's config schema embeds it as the ``league`` section; the kind
+names and PFSP weightings it validates against come from `league.sampling`. Bounds that pydantic states
+natively are fields' constraints; the checks whose wording users and tests know stay as validators.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
+
+from common.suggest import did_you_mean
+from common.validation import Check, checked, is_int, is_number, keyed_error
 from league.players import SCRIPTED_PREFIX, TARGET_PREFIX
 from league.sampling import CURRENT_MAIN, OPPONENT_KINDS, PFSP, PFSP_WEIGHTINGS, PRIORITIZED, SELF_PLAY
 
@@ -31,17 +35,31 @@ class LeagueConfigError(ValueError):
         self.detail = message
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+_HINT = " (did you mean {!r}?)"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _closest_hint(key: str, names: list[str] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(str(key), list(names), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+_POSITIVE_INT: Check = (lambda v: is_int(v) and v >= 1, "a positive integer")
+_COUNT: Check = (lambda v: is_int(v) and v >= 0, "a non-negative integer")
+_LIMIT: Check = (lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no limit)")
+_POSITIVE: Check = (lambda v: is_number(v) and v > 0, "a positive number")
+_PROBABILITY: Check = (lambda v: is_number(v) and 0 <= v <= 1, "a probability in [0, 1]")
+_CHECKS: dict[str, Check] = {
+    "snapshot_interval": _POSITIVE_INT,
+    "exploiter_min_games": _POSITIVE_INT,
+    "main_exploiters": _COUNT,
+    "league_exploiters": _COUNT,
+    "seed": _COUNT,
+    "exploiter_step_budget": _LIMIT,
+    "max_snapshots": _LIMIT,
+    "eta": _POSITIVE,
+    "pfsp_p": _POSITIVE,
+    "elo_k": _POSITIVE,
+    "exploiter_win_threshold": _PROBABILITY,
+    "league_exploiter_reset_probability": _PROBABILITY,
+    "payoff_decay": (lambda v: is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
+    "elo_start": (is_number, "a number"),
+}
+"""Each field's check (the mix and the weighting have their own validators)."""
 
 
 def _check_mix(values: Any) -> Mapping[str, float]:
@@ -57,25 +75,25 @@ def _check_mix(values: Any) -> Mapping[str, float]:
         if kind not in MAIN_MIX_KINDS and not fixed_id:
             raise LeagueConfigError(
                 f"opponent_mix.{kind}",
-                f"unknown opponent kind{_closest_hint(str(kind), MAIN_MIX_KINDS)}; valid kinds: "
+                f"unknown opponent kind{did_you_mean(kind, MAIN_MIX_KINDS, _HINT)}; valid kinds: "
                 f"{list(MAIN_MIX_KINDS)} or a fixed player id ('scripted_<name>', 'target_<slug>')",
             )
-        if not _is_number(share) or share < 0:
+        if not is_number(share) or share < 0:
             raise LeagueConfigError(f"opponent_mix.{kind}", f"expected a share ≥ 0, got {share!r}")
     if not any(share > 0 for _, share in items):
         raise LeagueConfigError("opponent_mix", f"every share is zero ({dict(items)}); give one kind a share > 0")
     return MappingProxyType({str(k): float(v) for k, v in items})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
 class LeagueConfig:
     """How the league grows, whom the learners play, and how results are rated (see `docs/league.md`)."""
 
-    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
-
     snapshot_interval: int = 10
     """Training iterations between two snapshots of main (its first one is taken at this iteration)."""
-    opponent_mix: Mapping[str, float] = field(default_factory=lambda: DEFAULT_OPPONENT_MIX, hash=False)
+    opponent_mix: Annotated[Mapping[str, float], Field(exclude=True)] = dataclasses.field(
+        default_factory=lambda: DEFAULT_OPPONENT_MIX, hash=False
+    )
     """Main's opponent mix, kind → share (normalised; read-only). Kinds: `OPPONENT_KINDS` except ``main``, or
     one fixed player id; a kind with nobody to offer yet is skipped."""
     eta: float = 0.01
@@ -108,38 +126,34 @@ class LeagueConfig:
     seed: int = 0
     """Seed of the league's own generator (the league-exploiter reset draws)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "opponent_mix", _check_mix(self.opponent_mix))
-        for key in ("snapshot_interval", "exploiter_min_games"):
-            if not _is_int(getattr(self, key)) or getattr(self, key) < 1:
-                raise LeagueConfigError(key, f"expected a positive integer, got {getattr(self, key)!r}")
-        for key in ("main_exploiters", "league_exploiters", "seed"):
-            if not _is_int(getattr(self, key)) or getattr(self, key) < 0:
-                raise LeagueConfigError(key, f"expected a non-negative integer, got {getattr(self, key)!r}")
-        for key in ("exploiter_step_budget", "max_snapshots"):
-            value = getattr(self, key)
-            if value is not None and (not _is_int(value) or value < 1):
-                raise LeagueConfigError(key, f"expected a positive integer or null (no limit), got {value!r}")
-        if not _is_number(self.eta) or self.eta <= 0:
-            raise LeagueConfigError("eta", f"expected a positive number, got {self.eta!r}")
-        if self.pfsp_weighting not in PFSP_WEIGHTINGS:
+    @field_validator("opponent_mix", mode="before")
+    @classmethod
+    def _mix(cls, value: Any) -> Mapping[str, float]:
+        return _check_mix(value)
+
+    @field_validator("opponent_mix")
+    @classmethod
+    def _read_only(cls, value: Mapping[str, float]) -> Mapping[str, float]:
+        return MappingProxyType(dict(value))
+
+    @field_validator(*_CHECKS, mode="before")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        return checked(_CHECKS, LeagueConfigError, str(info.field_name), value)
+
+    @field_validator("pfsp_weighting", mode="before")
+    @classmethod
+    def _weighting(cls, value: Any) -> str:
+        if value not in PFSP_WEIGHTINGS:
             raise LeagueConfigError(
                 "pfsp_weighting",
-                f"expected one of {list(PFSP_WEIGHTINGS)}, got {self.pfsp_weighting!r}"
-                f"{_closest_hint(str(self.pfsp_weighting), list(PFSP_WEIGHTINGS))}",
+                f"expected one of {list(PFSP_WEIGHTINGS)}, got {value!r}{did_you_mean(value, PFSP_WEIGHTINGS, _HINT)}",
             )
-        if not _is_number(self.pfsp_p) or self.pfsp_p <= 0:
-            raise LeagueConfigError("pfsp_p", f"expected a positive number, got {self.pfsp_p!r}")
-        if not _is_number(self.payoff_decay) or not 0 < self.payoff_decay <= 1:
-            raise LeagueConfigError("payoff_decay", f"expected a number in (0, 1], got {self.payoff_decay!r}")
-        for key in ("exploiter_win_threshold", "league_exploiter_reset_probability"):
-            value = getattr(self, key)
-            if not _is_number(value) or not 0 <= value <= 1:
-                raise LeagueConfigError(key, f"expected a probability in [0, 1], got {value!r}")
-        if not _is_number(self.elo_k) or self.elo_k <= 0:
-            raise LeagueConfigError("elo_k", f"expected a positive number, got {self.elo_k!r}")
-        if not _is_number(self.elo_start):
-            raise LeagueConfigError("elo_start", f"expected a number, got {self.elo_start!r}")
+        return str(value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle through `to_dict`: a read-only mix (`MappingProxyType`) cannot be pickled itself."""
+        return LeagueConfig.from_dict, (self.to_dict(),)
 
     @property
     def mix(self) -> dict[str, float]:
@@ -154,9 +168,12 @@ class LeagueConfig:
         for key in values:
             if key not in names:
                 raise LeagueConfigError(
-                    str(key), f"unknown league option{_closest_hint(str(key), names)}; valid options: {names}"
+                    str(key), f"unknown league option{did_you_mean(key, names, _HINT)}; valid options: {names}"
                 )
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise keyed_error(exc, LeagueConfigError) from None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (the mix as a mapping); `from_dict(to_dict())` round-trips."""

@@ -4,9 +4,13 @@ live fights in one call, so a policy network runs one forward pass per tick inst
 Evaluation during training (`osrs_rllib/evaluation.py`) and the tournament of `osrs-rllib rate`
 (`osrs_rllib/rate.py`) are both this loop with different players and bookkeeping.
 
+`osrs-rllib fight` (`osrs_rllib/fight.py`) is this loop too, with a seat per side and an `on_act` hook for its
+replay recording.
+
 Fight k is played with simulator seed ``seeds[k]``; a player sees the seeds of the rows it acts for, so a
 scripted player can keep one bot per fight, seeded from it. When seat 1 has no player, the engine's own
-opponent plays it (the in-simulator baseline of spec §18: ``params.opponent`` must say so).
+opponent plays it (the in-simulator baseline of spec §18: ``params.opponent`` must say so). When seat 0 has
+no player either, the simulator's baseline plays both seats (``params.first_player_baseline``).
 
 A seat that `needs_opponent_action` (the prescient ladder rung, `envs.opponents.nh_ladder`) acts after the
 other seat and is handed that seat's actions of the tick (``opponent_actions``); the other seat must then
@@ -21,14 +25,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.nh.contract import NUM_HEADS, OBS_SIZE, FrameStack
+from envs.nh.contract import OBS_SIZE, FrameStack
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, FightParams
-from envs.opponents import ScriptedPolicy, make_opponent, needs_opponent_action
+from envs.opponents import ScriptedPolicy, act_rows, make_opponent, needs_opponent_action
 
 SeatAct = Callable[..., np.ndarray]
 """(stacked observations (B, D) float32, masks (B, 45) bool, fight seeds (B,)) → actions (B, 12) int64; a seat
 that `needs_opponent_action` also takes ``opponent_actions=`` (B, 12) int64, the other seat's actions."""
+
+
+def seat_seed(fight_seed: int, seat: int) -> int:
+    """The seed of one seat's player in one fight (a scripted bot, or a sampling model's noise stream).
+
+    Every host of the loop seeds this way (`fight`, evaluation, outcome, the analysis API), so one fight seed
+    gives one fight wherever it is played, and the two seats never share a stream.
+    """
+    return int(np.random.SeedSequence((fight_seed, seat)).generate_state(1)[0])
 
 
 @dataclass(frozen=True)
@@ -54,16 +67,13 @@ class LadderSeat:
     def __call__(
         self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int], opponent_actions: np.ndarray | None = None
     ) -> np.ndarray:
-        out = np.zeros((len(obs), NUM_HEADS), dtype=np.int64)
-        for i, seed in enumerate(seeds):
+        bots = []
+        for seed in seeds:
             bot = self.bots.get(seed)
             if bot is None:
                 bot = self.bots[seed] = make_opponent(self.name, self.bot_seed(seed))
-            if opponent_actions is None:
-                out[i] = bot.act(obs[i, :OBS_SIZE], masks[i])
-            else:
-                out[i] = bot.act(obs[i, :OBS_SIZE], masks[i], opponent_action=opponent_actions[i])
-        return out
+            bots.append(bot)
+        return act_rows(bots, obs, masks, opponent_actions)
 
     def seat(self, frame_stack: int | Sequence[int] = 1) -> Seat:
         """This rung as a `Seat` (prescient rungs are marked so that `play_fights` hands them the other
@@ -87,22 +97,28 @@ OnStart = Callable[[int, NHEngine], None]
 """(fight index, engine just reset) → None."""
 OnStep = Callable[[int, NHEngine, EngineStep], None]
 """(fight index, engine, the tick's result) → None; called every tick, the last one included."""
+OnAct = Callable[[int, NHEngine, list[np.ndarray | None]], None]
+"""(fight index, engine before the step, each seat's action of the tick, None for the simulator's baseline) → None;
+called every tick just before the engine steps (a replay recorder reads the state the actions were chosen in)."""
 
 
 def play_fights(
     params: FightParams | Sequence[FightParams],
     seeds: Sequence[int],
-    seat0: Seat,
+    seat0: Seat | None,
     seat1: Seat | None,
     *,
     parallel: int,
     on_start: OnStart | None = None,
     on_step: OnStep | None = None,
+    on_act: OnAct | None = None,
 ) -> None:
-    """Play one fight per seed, `parallel` at a time; report through `on_start` and `on_step` (see module).
+    """Play one fight per seed, `parallel` at a time; report through `on_start`, `on_act` and `on_step` (see
+    module).
 
     `params` is one set for every fight, or one per fight (e.g. a build per fight, to spread a tournament
-    evenly over builds); every fight must agree on who plays seat 1.
+    evenly over builds); every fight must agree on who plays each seat. ``seat0=None`` (and ``seat1=None``) lets
+    the simulator's baseline play both seats, which the params must ask for (``first_player_baseline``).
     """
     per_fight = [params] * len(seeds) if isinstance(params, FightParams) else list(params)
     if len(per_fight) != len(seeds):
@@ -112,6 +128,16 @@ def play_fights(
             raise ValueError("seat 1 needs a player when the engine's opponent is an agent")
         if seat1 is not None and p != OPPONENT_AGENT:
             raise ValueError(f"seat 1 is played by the engine ({p!r}); pass seat1=None")
+    for first_baseline in {p.first_player_baseline for p in per_fight}:
+        if first_baseline and seat0 is not None:
+            raise ValueError("seat 0 is played by the engine (first_player_baseline); pass seat0=None")
+        if not first_baseline and seat0 is None:
+            raise ValueError("seat 0 needs a player unless the params set first_player_baseline")
+    if seat0 is None:
+        if seat1 is not None:
+            raise ValueError("the simulator's baseline plays seat 0 only when it plays seat 1 too; pass seat1=None")
+        _play_baselines(per_fight, seeds, on_start, on_step, on_act)
+        return
     seats = (seat0,) if seat1 is None else (seat0, seat1)
     if seat1 is None and seat0.needs_opponent_action:
         raise ValueError(
@@ -155,10 +181,39 @@ def play_fights(
             else:
                 chosen[i] = seat.act(obs, masks, fight_seeds)
         for j, slot in enumerate(live):
-            step = slot.engine.step([chosen[0][j], chosen[1][j] if len(chosen) > 1 else None])
+            actions = [chosen[0][j], chosen[1][j] if len(chosen) > 1 else None]
+            if on_act is not None:
+                on_act(slot.fight, slot.engine, actions)
+            step = slot.engine.step(actions)
             if on_step is not None:
                 on_step(slot.fight, slot.engine, step)
             if step.terminated or step.truncated:
                 slot.active = False
                 if queue:
                     start(slot)
+
+
+def _play_baselines(
+    per_fight: Sequence[FightParams],
+    seeds: Sequence[int],
+    on_start: OnStart | None,
+    on_step: OnStep | None,
+    on_act: OnAct | None,
+) -> None:
+    """The simulator's baseline in both seats: nobody outside the engine acts, so there is no batch to share and
+    the fights run one after another on one engine."""
+    engine = NHEngine(per_fight[0]) if per_fight else None
+    for k, seed in enumerate(seeds):
+        assert engine is not None
+        engine.reset(seed=int(seed), params=per_fight[k])
+        if on_start is not None:
+            on_start(k, engine)
+        while True:
+            actions: list[np.ndarray | None] = [None, None]
+            if on_act is not None:
+                on_act(k, engine, actions)
+            step = engine.step(actions)
+            if on_step is not None:
+                on_step(k, engine, step)
+            if step.terminated or step.truncated:
+                break

@@ -39,13 +39,11 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 import itertools
 import math
 import os
 import re
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,22 +58,24 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
-    PlainSerializer,
     PlainValidator,
     ValidationError,
     field_validator,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import core_schema
 
+from common.suggest import closest as _closest
+from common.validation import is_number as _is_number
+from common.yaml_loader import FLOAT_12, FLOAT_FIRST_CHARS, StrictLoader
 from envs.nh.contract import frame_offsets
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams, ParamError
-from envs.nh.rewards import RewardWeights
+from envs.nh.rewards import WEIGHT_CHECKS, WEIGHT_TYPES, RewardWeightError, RewardWeights
 from envs.opponents import LADDER, needs_opponent_action
-from league.config import LeagueConfig, LeagueConfigError
-from policies.network_config import ACTIVATIONS, NetworkConfig, NetworkConfigError
+from league.config import LeagueConfig
+from policies.network_config import NetworkConfig
 
 __all__ = [
     "EVAL_OPPONENTS",
@@ -152,7 +152,8 @@ class _Invalid(ValueError):
     `field` names a sub-key below the location pydantic reports (a cross-field check on the ``ppo``
     section blames ``minibatch_size``; a bad reward weight blames its own name). `related` lists the
     other keys of a cross-field check, relative to the same location: the error names the file that
-    wrote the last of them, since that write is what made the combination impossible.
+    wrote the last of them, since that write is what made the combination impossible. Pydantic keeps a
+    validator's `ValueError` in the error's context, which is how `_config_error` reads these back.
     """
 
     def __init__(
@@ -165,19 +166,7 @@ class _Invalid(ValueError):
         related: tuple[str, ...] = (),
     ) -> None:
         super().__init__(_compose(problem, expected, suggestion))
-        self.problem, self.expected, self.field, self.suggestion = problem, expected, field, suggestion
-        self.related = related
-
-    def to_pydantic(self) -> PydanticCustomError:
-        """The same problem as a pydantic error, whose context carries the parts through validation."""
-        ctx = {
-            "problem": self.problem,
-            "expected": self.expected,
-            "field": self.field,
-            "suggestion": self.suggestion,
-            "related": self.related,
-        }
-        return PydanticCustomError("config_problem", "{problem}", ctx)
+        self.field, self.related = field, related
 
 
 def _compose(problem: str, expected: str | None, suggestion: str | None) -> str:
@@ -187,12 +176,6 @@ def _compose(problem: str, expected: str | None, suggestion: str | None) -> str:
     if suggestion:
         text += f" (did you mean {suggestion!r}?)"
     return text
-
-
-def _closest(word: object, choices: Sequence[str]) -> str | None:
-    """The valid name most like `word` (difflib), for 'did you mean' hints; None when nothing is close."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def _one_of(names: Sequence[str]) -> str:
@@ -222,20 +205,6 @@ def _describe(value: object) -> str:
     return f"{text} ({kind})"
 
 
-def _validator(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Wrap a validator so that `_Invalid` reaches pydantic as a structured `PydanticCustomError`."""
-
-    def wrapped(value: Any) -> Any:
-        try:
-            return fn(value)
-        except _Invalid as exc:
-            raise exc.to_pydantic() from None
-
-    wrapped.__name__ = getattr(fn, "__name__", "validator")
-    wrapped.__doc__ = fn.__doc__
-    return wrapped
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Field types
 # ---------------------------------------------------------------------------------------------------------
@@ -250,10 +219,6 @@ def _integral(value: Any) -> Any:
 
 PositiveInt = Annotated[int, BeforeValidator(_integral), Field(gt=0)]
 NonNegativeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +302,7 @@ class Schedule:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(
-            _validator(cls.parse),
+            cls.parse,
             serialization=core_schema.plain_serializer_function_ser_schema(lambda s: s.to_plain()),
         )
 
@@ -359,71 +324,11 @@ def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Sche
                 raise _Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
         return schedule
 
-    return _validator(check)
+    return check
 
 
 PositiveSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=False))]
 NonNegativeSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=True))]
-
-
-def _network_config(value: Any) -> NetworkConfig:
-    """Validate the ``model`` section with `NetworkConfig.from_dict`, blaming the exact key."""
-    if isinstance(value, NetworkConfig):
-        return value
-    if not isinstance(value, Mapping):
-        raise _Invalid(f"got {_describe(value)}", "a mapping of network options")
-    names = [f.name for f in dataclasses.fields(NetworkConfig)]
-    for key in value:
-        if key not in names:
-            raise _Invalid("unknown key", _one_of(names), field=str(key), suggestion=_closest(key, names))
-    try:
-        return NetworkConfig.from_dict(value)
-    except NetworkConfigError as exc:
-        hint = _closest(value.get(exc.key), ACTIVATIONS) if exc.key == "activation" else None
-        raise _Invalid(exc.detail, field=exc.key, suggestion=hint) from None
-    except TypeError as exc:  # a list where a number goes, caught by Python before the checks run
-        raise _Invalid(str(exc)) from None
-
-
-ModelField = Annotated[
-    NetworkConfig,
-    PlainValidator(_validator(_network_config), json_schema_input_type=dict[str, Any]),
-    PlainSerializer(lambda n: n.to_dict(), return_type=dict[str, Any]),
-]
-
-
-_LEAGUE_OWN_MIX = "opponent_mix"
-
-
-def _league_config(value: Any) -> LeagueConfig:
-    """Validate the ``league`` section with `LeagueConfig.from_dict`; its mix comes from ``opponents.mix``."""
-    if isinstance(value, LeagueConfig):
-        return value
-    if not isinstance(value, Mapping):
-        raise _Invalid(f"got {_describe(value)}", "a mapping of league options")
-    names = [f.name for f in dataclasses.fields(LeagueConfig) if f.name != _LEAGUE_OWN_MIX]
-    for key in value:
-        if key == _LEAGUE_OWN_MIX:
-            raise _Invalid("the league's mix is opponents.mix", "no opponent_mix here", field=key)
-        if key not in names:
-            raise _Invalid("unknown key", _one_of(names), field=str(key), suggestion=_closest(key, names))
-    try:
-        return LeagueConfig.from_dict(value)
-    except LeagueConfigError as exc:
-        raise _Invalid(exc.detail, field=exc.key) from None
-    except TypeError as exc:
-        raise _Invalid(str(exc)) from None
-
-
-def _league_dump(cfg: LeagueConfig) -> dict[str, Any]:
-    return {k: v for k, v in cfg.to_dict().items() if k != _LEAGUE_OWN_MIX}
-
-
-LeagueField = Annotated[
-    LeagueConfig,
-    PlainValidator(_validator(_league_config), json_schema_input_type=dict[str, Any]),
-    PlainSerializer(_league_dump, return_type=dict[str, Any]),
-]
 
 
 def _fragment_length(value: Any) -> int | Literal["auto"]:
@@ -466,6 +371,16 @@ def _experiment_name(value: str) -> str:
     return value
 
 
+def _known_once(names: list[str], valid: Sequence[str], what: str, article: str) -> list[str]:
+    """`names` when each is one of `valid` and none is repeated (a repeat would double that part's cost)."""
+    for name in names:
+        if name not in valid:
+            raise _Invalid(f"unknown {what} {name!r}", _one_of(valid), suggestion=_closest(name, valid))
+    if len(set(names)) != len(names):
+        raise _Invalid(f"{names} names {article} {what} twice", f"each {what} once")
+    return names
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Sections
 # ---------------------------------------------------------------------------------------------------------
@@ -503,61 +418,46 @@ class EnvConfig(_Section):
     reward_weights: dict[str, Any] = Field(default_factory=dict)
     """§17 reward weights (`RewardWeights` names; a number or ``[a, b, n]`` = linear a→b over n training
     iterations); empty keeps the §17.3 environment defaults, the presets write out §17.4."""
-    frame_stack: Annotated[int | list[int], PlainValidator(_validator(_frame_stack))] = 1
+    frame_stack: Annotated[int | list[int], PlainValidator(_frame_stack)] = 1
     """Frames the policy sees: a count n (offsets 0..n-1) or a list of offsets; 1 as in §13.3."""
+    engine: Literal["auto", "core", "python"] = "auto"
+    """Simulator engine of the training envs: ``core`` the compiled core (`envs/nh/core`, bit-identical to the
+    Python engine and ~40× faster; an error where it is not built), ``python`` the Python reference, ``auto``
+    the core where it is built, else Python with one log line."""
 
     @field_validator("params")
     @classmethod
     def _check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        fields = sorted(f.name for f in dataclasses.fields(FightParams) if f.name != "extra")
-        for key, value in params.items():
+        for key in params:
             if key in _RESERVED_PARAMS:
-                raise _Invalid(
-                    f"cannot be set in a training config: {_RESERVED_PARAMS[key]}",
-                    "one of the other §13.1 reset options",
-                    field=key,
-                ).to_pydantic()
-            probe = {key: value}
-            if key == "random_build_weights" and "random_build_options" in params:
-                probe["random_build_options"] = params["random_build_options"]  # weights are checked against them
-            try:
-                FightParams.from_options(probe)
-            except ParamError as exc:
-                if key not in fields and "unknown" in str(exc):
-                    allowed = [f for f in fields if f not in _RESERVED_PARAMS]
-                    raise _Invalid(
-                        "unknown reset option",
-                        f"a §13.1 option, {_one_of(allowed)}",
-                        field=key,
-                        suggestion=_closest(key, allowed),
-                    ).to_pydantic() from None
-                raise _Invalid(str(exc), field=key).to_pydantic() from None
+                problem = f"cannot be set in a training config: {_RESERVED_PARAMS[key]}"
+                raise _Invalid(problem, "one of the other §13.1 reset options", field=key)
         try:
             FightParams.from_options(params)
         except ParamError as exc:
-            raise _Invalid(str(exc)).to_pydantic() from None
+            allowed = [f.name for f in dataclasses.fields(FightParams) if f.name not in {"extra", *_RESERVED_PARAMS}]
+            if exc.key is not None and str(exc).startswith("unknown reset option"):
+                expected, suggestion = f"a §13.1 option, {_one_of(allowed)}", _closest(exc.key, allowed)
+                problem = _Invalid("unknown reset option", expected, field=exc.key, suggestion=suggestion)
+            else:
+                problem = _Invalid(str(exc), field=exc.key)
+            raise problem from None
         return params
 
     @field_validator("reward_weights")
     @classmethod
     def _check_reward_weights(cls, weights: dict[str, Any]) -> dict[str, Any]:
-        hints = typing.get_type_hints(RewardWeights)
-        names = [f.name for f in dataclasses.fields(RewardWeights)]
-        for key, value in weights.items():
+        names = list(WEIGHT_TYPES)
+        for key in weights:
             if key not in names:
-                raise _Invalid(
-                    "unknown reward weight",
-                    f"a §17 weight, {_one_of(names)}",
-                    field=str(key),
-                    suggestion=_closest(key, names),
-                ).to_pydantic()
-            problem = _reward_weight_problem(hints[key], value)
-            if problem is not None:
-                raise _Invalid(f"got {_describe(value)}", problem, field=key).to_pydantic()
+                suggestion = _closest(key, names)
+                expected = f"a §17 weight, {_one_of(names)}"
+                raise _Invalid("unknown reward weight", expected, field=str(key), suggestion=suggestion)
         try:
-            RewardWeights.from_mapping(_tuples(weights))
-        except (TypeError, ValueError) as exc:
-            raise _Invalid(str(exc)).to_pydantic() from None
+            RewardWeights.from_mapping(weights)
+        except RewardWeightError as exc:
+            expected = WEIGHT_CHECKS[WEIGHT_TYPES[exc.key]][1]
+            raise _Invalid(f"got {_describe(weights[exc.key])}", expected, field=exc.key) from None
         return weights
 
     def to_fight_params(self) -> FightParams:
@@ -566,25 +466,7 @@ class EnvConfig(_Section):
 
     def to_reward_weights(self) -> RewardWeights:
         """`reward_weights` as a `RewardWeights` (schedules as tuples, defaults filled in)."""
-        return RewardWeights.from_mapping(_tuples(self.reward_weights))
-
-
-def _reward_weight_problem(hint: Any, value: Any) -> str | None:
-    """What a reward weight of type `hint` should be, or None when `value` fits (spec §17.3, §17.4)."""
-    if hint is bool:
-        return None if isinstance(value, bool) else "true or false"
-    if hint is float:
-        return None if _is_number(value) else "a number"
-    schedule = "a number or [a, b, n] (linear a→b over n > 0 training iterations)"
-    if _is_number(value):
-        return None
-    if isinstance(value, list) and len(value) == 3 and all(_is_number(x) for x in value) and value[2] > 0:
-        return None
-    return schedule
-
-
-def _tuples(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in mapping.items()}
+        return RewardWeights.from_mapping(self.reward_weights)
 
 
 class OpponentsConfig(_Section):
@@ -613,18 +495,16 @@ class OpponentsConfig(_Section):
                         f"{name!r} must see the learner's action of the tick, which only the environment can show it",
                         "scripted_in_env: true, or no share for this rung",
                         field="scripted_in_env",
-                    ).to_pydantic()
+                    )
         wants = self.mix.get(TARGET, 0) > 0
         if wants and not self.targets:
             raise _Invalid(
                 "the mix gives 'target' a share but opponents.targets is empty",
                 "model files in opponents.targets (e.g. [experiments/nh/models/best.nhmodel])",
                 field="targets",
-            ).to_pydantic()
+            )
         if len(set(self.targets)) != len(self.targets):
-            raise _Invalid(
-                f"{self.targets} names a model file twice", "each model file once", field="targets"
-            ).to_pydantic()
+            raise _Invalid(f"{self.targets} names a model file twice", "each model file once", field="targets")
         return self
 
     @field_validator("mix")
@@ -637,11 +517,11 @@ class OpponentsConfig(_Section):
                     _one_of(OPPONENT_KINDS),
                     field=name,
                     suggestion=_closest(name, OPPONENT_KINDS),
-                ).to_pydantic()
+                )
             if weight < 0:
-                raise _Invalid(f"got {weight!r}", "a share ≥ 0", field=name).to_pydantic()
+                raise _Invalid(f"got {weight!r}", "a share ≥ 0", field=name)
         if not any(w > 0 for w in mix.values()):
-            raise _Invalid(f"every share is zero ({mix})", "at least one opponent kind with a share > 0").to_pydantic()
+            raise _Invalid(f"every share is zero ({mix})", "at least one opponent kind with a share > 0")
         return mix
 
     def normalized(self) -> dict[str, float]:
@@ -680,7 +560,7 @@ class PPOConfig(_Section):
     """Steps per SGD minibatch (≤ train_batch_size); 8 minibatches per epoch with the defaults."""
     num_epochs: PositiveInt = 4
     """SGD passes over each train batch; 4 reuses samples without drifting far from the behaviour policy."""
-    rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_validator(_fragment_length))] = "auto"
+    rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_fragment_length)] = "auto"
     """Steps each env contributes per sample call; ``auto`` = train batch / total envs, so batches fill evenly."""
 
     @model_validator(mode="after")
@@ -691,7 +571,7 @@ class PPOConfig(_Section):
                 "minibatch_size ≤ train_batch_size",
                 field="minibatch_size",
                 related=("train_batch_size",),
-            ).to_pydantic()
+            )
         return self
 
     @property
@@ -744,40 +624,26 @@ class EvaluationConfig(_Section):
     @field_validator("opponents")
     @classmethod
     def _check_opponents(cls, opponents: list[str]) -> list[str]:
-        for name in opponents:
-            if name not in EVAL_OPPONENTS:
-                raise _Invalid(
-                    f"unknown opponent {name!r}", _one_of(EVAL_OPPONENTS), suggestion=_closest(name, EVAL_OPPONENTS)
-                ).to_pydantic()
-        if len(set(opponents)) != len(opponents):
-            raise _Invalid(f"{opponents} names an opponent twice", "each opponent once").to_pydantic()
-        return opponents
+        return _known_once(opponents, EVAL_OPPONENTS, "opponent", "an")
 
     @field_validator("unseen_builds")
     @classmethod
     def _check_unseen_builds(cls, builds: list[str]) -> list[str]:
-        valid = [b.value for b in Build]
-        for name in builds:
-            if name not in valid:
-                suggestion = _closest(name, valid)
-                raise _Invalid(f"unknown build {name!r}", _one_of(valid), suggestion=suggestion).to_pydantic()
-        if len(set(builds)) != len(builds):
-            raise _Invalid(f"{builds} names a build twice", "each build once").to_pydantic()
-        return builds
+        return _known_once(builds, [b.value for b in Build], "build", "a")
 
     @model_validator(mode="after")
     def _check_enabled(self) -> EvaluationConfig:
         if self.interval > 0 and not self.opponents:
             raise _Invalid(
                 "no opponents while evaluation is on", "at least one opponent (or interval 0)", field="opponents"
-            ).to_pydantic()
+            )
         if self.interval > 0 and not (self.deterministic or self.stochastic):
             raise _Invalid(
                 "both deterministic and stochastic are false while evaluation is on",
                 "at least one of them true (or interval 0)",
                 field="deterministic",
                 related=("interval", "stochastic"),
-            ).to_pydantic()
+            )
         return self
 
 
@@ -805,9 +671,7 @@ class StopConfig(_Section):
     @model_validator(mode="after")
     def _check_some_limit(self) -> StopConfig:
         if self.iterations is None and self.env_steps is None and self.minutes is None:
-            raise _Invalid(
-                "no limit is set", "at least one of stop.iterations, stop.env_steps, stop.minutes"
-            ).to_pydantic()
+            raise _Invalid("no limit is set", "at least one of stop.iterations, stop.env_steps, stop.minutes")
         return self
 
 
@@ -818,14 +682,14 @@ class LoggingConfig(_Section):
     """Write TensorBoard event files (``charts/``, ``losses/``, ``eval/`` scalars) in the experiment dir."""
     live: bool = True
     """Show the live terminal view; turn off in CI and on clusters where nobody watches a terminal."""
-    log_level: Annotated[str, AfterValidator(_validator(_log_level))] = "INFO"
+    log_level: Annotated[str, AfterValidator(_log_level)] = "INFO"
     """Python logging level of the application (DEBUG, INFO, WARNING, ERROR)."""
 
 
 class TrainConfig(_Section):
     """One training job, as resolved from a YAML file (see the module docstring); `load_config` builds it."""
 
-    name: Annotated[str, AfterValidator(_validator(_experiment_name))] = "nh"
+    name: Annotated[str, AfterValidator(_experiment_name)] = "nh"
     """Experiment name (the directory under experiments_dir); the loader defaults it to the file's stem."""
     seed: NonNegativeInt = 0
     """Base seed of the run (env runners, envs and the network derive theirs from it)."""
@@ -837,9 +701,9 @@ class TrainConfig(_Section):
     """The environment: reset parameters, reward weights, frame stacking."""
     opponents: OpponentsConfig = OpponentsConfig()
     """The training opponents' mix."""
-    model: ModelField = NetworkConfig()
+    model: NetworkConfig = NetworkConfig()
     """Policy and value network sizes (`policies.network_config.NetworkConfig`)."""
-    league: LeagueField = LeagueConfig()
+    league: LeagueConfig = LeagueConfig()
     """The league (`league.config.LeagueConfig` without its mix): snapshots, qualities, PFSP, exploiters,
     ratings. It runs when opponents.mix has a league kind or there are exploiters."""
     ppo: PPOConfig = PPOConfig()
@@ -855,6 +719,14 @@ class TrainConfig(_Section):
     logging: LoggingConfig = LoggingConfig()
     """TensorBoard, terminal view, log level."""
 
+    @field_validator("league", mode="before")
+    @classmethod
+    def _league_mix_is_elsewhere(cls, value: Any) -> Any:
+        if isinstance(value, Mapping) and "opponent_mix" in value:
+            problem = "the league's mix is opponents.mix"
+            raise _Invalid(problem, "no opponent_mix here", field="opponent_mix")
+        return value
+
     @model_validator(mode="after")
     def _check_across_sections(self) -> TrainConfig:
         if self.checkpoint.keep_best and self.evaluation.interval == 0:
@@ -863,7 +735,7 @@ class TrainConfig(_Section):
                 "keep_best false, or evaluation.interval > 0",
                 field="checkpoint.keep_best",
                 related=("evaluation.interval",),
-            ).to_pydantic()
+            )
         return self
 
     @property
@@ -897,20 +769,12 @@ def _plain(value: Any) -> Any:
 # YAML
 # ---------------------------------------------------------------------------------------------------------
 
-_FLOAT_12 = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
-"""Exponent floats without a dot (``1e-4``), which YAML 1.2 reads as numbers and PyYAML's 1.1 does not."""
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe loading plus YAML 1.2 exponent floats, and duplicate keys as errors (PyYAML keeps the last)."""
-
 
 class _Dumper(yaml.SafeDumper):
-    """Safe dumping that quotes strings `_Loader` would read as floats, so a dump loads back equal."""
+    """Safe dumping that quotes strings `StrictLoader` would read as floats, so a dump loads back equal."""
 
 
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))
-_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789"))
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", FLOAT_12, FLOAT_FIRST_CHARS)
 
 
 def _represent_list(dumper: _Dumper, data: list[Any]) -> yaml.Node:
@@ -923,22 +787,6 @@ def _represent_list(dumper: _Dumper, data: list[Any]) -> yaml.Node:
 
 
 _Dumper.add_representer(list, _represent_list)
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (the later one would silently win)", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node, deep=True)
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -998,7 +846,7 @@ def _read_yaml(file: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(file, None, f"cannot read the file ({exc})") from None
     try:
-        data = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        data = yaml.load(text, Loader=StrictLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(file, None, _yaml_problem(exc)) from None
     if data is None:
@@ -1065,7 +913,7 @@ def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> No
     if path[0] == "extends":
         raise ConfigError(SET_SOURCE, key, "extends cannot be overridden; expected it in a config file")
     try:
-        value = yaml.load(raw, Loader=_Loader) if raw.strip() else None  # a SafeLoader subclass
+        value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else None  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(SET_SOURCE, key, f"cannot read the value {raw!r}: {_yaml_problem(exc)}") from None
     node = data
@@ -1207,15 +1055,15 @@ _BOUND_CTX = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt
 
 
 def _section_keys(loc: Sequence[Any]) -> list[str]:
-    """The valid keys of the model at `loc` (a path of section names below `TrainConfig`)."""
-    model: type[BaseModel] = TrainConfig
+    """The valid keys of the model or pydantic dataclass at `loc` (section names below `TrainConfig`); a field
+    left out of the dump (the league's own mix) is not one."""
+    model: Any = TrainConfig
     for part in loc:
-        field = model.model_fields.get(str(part))
-        annotation = field.annotation if field is not None else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        field = model.__pydantic_fields__.get(str(part))
+        model = field.annotation if field is not None else None
+        if not hasattr(model, "__pydantic_fields__"):
             return []
-        model = annotation
-    return list(model.model_fields)
+    return [name for name, field in model.__pydantic_fields__.items() if not field.exclude]
 
 
 def _config_error(exc: ValidationError, resolved: _Resolved) -> ConfigError:
@@ -1227,18 +1075,20 @@ def _config_error(exc: ValidationError, resolved: _Resolved) -> ConfigError:
     if loc and loc[-1] == "[key]":  # a mapping key of the wrong type, e.g. `1:` where a name goes
         loc = loc[:-1]
         message = _compose(f"the key {_describe(value)} is not a name", "a string key", None)
-    elif kind == "config_problem":
-        related = [(*loc, *str(r).split(".")) for r in ctx.get("related") or ()]
-        if ctx.get("field"):
-            loc = (*loc, *str(ctx["field"]).split("."))
-        message = _compose(ctx["problem"], ctx.get("expected"), ctx.get("suggestion"))
-    elif kind == "extra_forbidden":
+    elif isinstance(problem := ctx.get("error"), _Invalid):  # this module's own check
+        related = [(*loc, *r.split(".")) for r in problem.related]
+        if problem.field:
+            loc = (*loc, *problem.field.split("."))
+        message = str(problem)
+    elif kind in ("extra_forbidden", "unexpected_keyword_argument"):  # a model's, a pydantic dataclass's
         valid = _section_keys(loc[:-1])
         message = _compose("unknown key", _one_of(valid), _closest(loc[-1], valid))
     elif kind in _EXPECTED_TYPE:
         message = _compose(f"got {_describe(value)}", _EXPECTED_TYPE[kind], None)
     elif kind in _EXPECTED_BOUND:
         message = _compose(f"got {value!r}", f"a value {_EXPECTED_BOUND[kind]} {ctx[_BOUND_CTX[kind]]}", None)
+    elif kind == "value_error" and hasattr(ctx.get("error"), "detail"):  # a section's own keyed error
+        loc, message = (*loc[:-1], *ctx["error"].key.split(".")), ctx["error"].detail
     elif kind == "value_error" and "error" in ctx:
         message = str(ctx["error"])
     else:

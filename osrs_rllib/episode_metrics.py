@@ -21,14 +21,18 @@ Figures (all from the learner's point of view):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from envs.nh.engine import EngineStep
-from envs.nh.sim import FightSim, Outcome
-from envs.nh.state import Skill
+from envs.nh.sim import Outcome
 
-_HP = int(Skill.HITPOINTS)
 LEARNER = 0
+
+
+class HasBaseHp(Protocol):
+    """What the metrics read from an engine (either engine: `NHEngine` or the compiled core's `CoreEngine`)."""
+
+    def base_hp(self, i: int) -> int: ...
 
 
 class EpisodeMetrics:
@@ -36,6 +40,7 @@ class EpisodeMetrics:
 
     def __init__(self) -> None:
         self.kind = ""
+        self.base_hp = (0, 0)
         self._reset_sums()
 
     def _reset_sums(self) -> None:
@@ -53,11 +58,14 @@ class EpisodeMetrics:
         self.outcome: Outcome | None = None
         self.components: dict[str, float] = {}
 
-    def reset(self, sim: FightSim, kind: str) -> None:
+    def reset(self, engine: HasBaseHp, kind: str) -> None:
+        """Start an episode; the signals count damage and healing as fractions of base hitpoints (§17.1),
+        so the players' base hitpoints are read once here to report hitpoints."""
         self.kind = kind
         self._reset_sums()
+        self.base_hp = (engine.base_hp(LEARNER), engine.base_hp(1 - LEARNER))
 
-    def record(self, sim: FightSim, step: EngineStep) -> None:
+    def record(self, step: EngineStep) -> None:
         self.ticks += 1
         outcome = step.outcomes[LEARNER]
         if outcome is not None:
@@ -87,8 +95,8 @@ class EpisodeMetrics:
             for key, value in comps.items():
                 self.components[key] = self.components.get(key, 0.0) + float(value)
 
-    def summary(self, sim: FightSim) -> dict[str, float]:
-        me, them = sim.players[LEARNER], sim.players[1 - LEARNER]
+    def summary(self) -> dict[str, float]:
+        me_hp, them_hp = self.base_hp
         out: dict[str, float] = {
             "won": float(self.outcome is Outcome.WON),
             "lost": float(self.outcome is Outcome.LOST),
@@ -96,13 +104,13 @@ class EpisodeMetrics:
             "tied": float(self.outcome is Outcome.TIED or self.outcome is None),
             "truncated": float(self.outcome is None),
             "fight_ticks": float(self.ticks),
-            "damage_dealt": self.dealt_scale * them.base[_HP],
-            "damage_received": self.received_scale * me.base[_HP],
+            "damage_dealt": self.dealt_scale * them_hp,
+            "damage_received": self.received_scale * me_hp,
             "hits_off_prayer": float(self.hits_off),
             "hits_on_prayer": float(self.hits_on),
             "hits_received_protected": float(self.received_protected),
-            "food_wasted_hp": self.food_wasted_scale * me.base[_HP],
-            "brew_wasted_hp": self.brew_wasted_scale * me.base[_HP],
+            "food_wasted_hp": self.food_wasted_scale * me_hp,
+            "brew_wasted_hp": self.brew_wasted_scale * me_hp,
             "target_frozen_ticks": float(self.target_frozen_ticks),
             "player_frozen_ticks": float(self.player_frozen_ticks),
         }

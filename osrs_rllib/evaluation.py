@@ -27,7 +27,7 @@ from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 from osrs_rllib.builds import SplitTally, Tally, spread, trained_builds
 from osrs_rllib.episode_metrics import EpisodeMetrics
 
@@ -81,7 +81,7 @@ def network_act_fn(network: Any) -> ActFn:
 
 
 def _scripted_seed(fight_seed: int) -> int:
-    return int(np.random.SeedSequence((fight_seed, 1)).generate_state(1)[0])
+    return seat_seed(fight_seed, 1)
 
 
 def evaluate(
@@ -147,13 +147,13 @@ def _evaluate_one(
 
     def on_start(fight: int, engine: NHEngine) -> None:
         metrics[fight] = EpisodeMetrics()
-        metrics[fight].reset(engine.sim, opponent)
+        metrics[fight].reset(engine, opponent)
 
     def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
         nonlocal ticks, dealt, received
-        metrics[fight].record(engine.sim, step)
+        metrics[fight].record(step)
         if step.terminated or step.truncated:
-            summary = metrics.pop(fight).summary(engine.sim)
+            summary = metrics.pop(fight).summary()
             split.add(engine.sim.build, engine.sim.fight_mode, step.outcomes[0])
             if engine.sim.build.value in trained_names:
                 ticks += summary["fight_ticks"]

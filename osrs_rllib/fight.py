@@ -14,7 +14,10 @@ with two exceptions forced by the simulator, whose baseline can only sit in seat
 
 Every figure in `FightSummary` is from side A's point of view. Fight ``k`` (0-based) uses the seed
 ``seed + k`` for the simulator, and each side's policy is seeded from ``(seed + k, seat)``, so a run
-is reproducible from its arguments alone.
+is reproducible from its arguments alone, whatever the number of fights played at once.
+
+The fights run in `osrs_rllib.batched_fights.play_fights`, the one fight loop that evaluation, `rate` and
+the analysis API use as well; this module only seats the sides and sums up.
 
 Example:
     >>> s = run_fights("random", "baseline", n=20, seed=0)  # doctest: +SKIP
@@ -31,15 +34,16 @@ import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from envs.nh.engine import NHEngine
+from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from envs.opponents import LADDER, ScriptedPolicy, make_opponent, needs_opponent_action
+from envs.opponents import LADDER, needs_opponent_action
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 
 logger = logging.getLogger(__name__)
 
@@ -52,35 +56,62 @@ CONFIDENCE_Z = 1.96
 RESERVED_OPTIONS = frozenset({"opponent", "first_player_baseline"})
 """Reset options that the choice of sides sets; passing them as options is an error."""
 
-PolicyFactory = Callable[[int], ScriptedPolicy]
-"""Builds a side's policy seeded with the given seed."""
+SideFactory = Callable[[int], "SideSeat"]
+"""Builds a side's player for the given seat (0 or 1; its policies are seeded from the fight seed and the seat)."""
 
 
 MODEL_SUFFIX = ".nhmodel"
 
 
-class ModelSide:
-    """A model file (see `policies/model_file.py`) seated like a scripted opponent: one observation at a
-    time, its own frame stack, deterministic by default (stochastic draws are seeded per fight)."""
+class SideSeat(Protocol):
+    """A side as `play_fights` seats it: acts for a batch of live fights and forgets a fight once it ends."""
 
-    def __init__(self, path: str, seed: int, deterministic: bool = True) -> None:
-        from envs.nh.contract import OBS_SIZE, FrameStack
+    def seat(self) -> Seat: ...
+
+    def forget(self, fight_seed: int) -> None: ...
+
+
+class ModelSide:
+    """A model file (see `policies/model_file.py`) acting for every live fight in one forward pass; deterministic
+    by default. Stochastic draws come from one generator per fight, seeded from (fight seed, seat), one torch
+    seed per tick, so a fight's actions do not depend on which other fights share its batch."""
+
+    def __init__(self, path: str, seat: int, deterministic: bool = True) -> None:
         from policies.model_file import load_model_file
 
         self.name = path
         self.model = load_model_file(path)
         self.deterministic = deterministic
-        self._stack = FrameStack(self.model.frame_stack, OBS_SIZE)
-        self._rng = np.random.default_rng(seed)
+        self._seat = seat
+        self._rngs: dict[int, np.random.Generator] = {}
 
-    def reset(self, seed: int | None) -> None:
-        self._stack.reset()
-        self._rng = np.random.default_rng(seed)
+    def _noise(self, fight_seed: int) -> np.ndarray:
+        import torch
 
-    def act(self, obs: np.ndarray, mask: Any) -> np.ndarray:
-        stacked = self._stack.push(obs)
-        seed = None if self.deterministic else int(self._rng.integers(0, 2**31 - 1))
-        return self.model.act(stacked, np.asarray(mask, dtype=np.float32), self.deterministic, seed=seed)
+        from envs.nh.contract import MAX_HEAD_SIZE, NUM_HEADS
+
+        rng = self._rngs.get(fight_seed)
+        if rng is None:
+            rng = self._rngs[fight_seed] = np.random.default_rng(seat_seed(fight_seed, self._seat))
+        gen = torch.Generator().manual_seed(int(rng.integers(0, 2**31 - 1)))
+        return torch.rand(1, NUM_HEADS, MAX_HEAD_SIZE, generator=gen).numpy()
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        noise = None if self.deterministic else np.concatenate([self._noise(int(s)) for s in seeds])
+        return self.model.act(obs, masks.astype(np.float32), self.deterministic, noise=noise)
+
+    def seat(self) -> Seat:
+        return Seat(self, self.model.frame_stack)
+
+    def forget(self, fight_seed: int) -> None:
+        self._rngs.pop(fight_seed, None)
+
+
+class _LadderSide(LadderSeat):
+    """A ladder rung seated by `run_fights`: one bot per fight, seeded from (fight seed, seat)."""
+
+    def __init__(self, name: str, seat: int) -> None:
+        super().__init__(name, lambda fight_seed: seat_seed(fight_seed, seat))
 
 
 def is_model_path(name: str) -> bool:
@@ -92,8 +123,8 @@ def side_names() -> tuple[str, ...]:
     return (BASELINE, *LADDER)
 
 
-def resolve_side(name: str) -> PolicyFactory | None:
-    """Turn a side name into a policy factory; None means the in-simulator baseline.
+def resolve_side(name: str) -> SideFactory | None:
+    """Turn a side name into a factory of its seated player; None means the in-simulator baseline.
 
     This is the single place that knows what a side can be (model files will be added here).
 
@@ -103,7 +134,7 @@ def resolve_side(name: str) -> PolicyFactory | None:
     if name == BASELINE:
         return None
     if name in LADDER:
-        return lambda seed: make_opponent(name, seed)
+        return lambda seat: _LadderSide(name, seat)
     if is_model_path(name):
         from policies.model_file import ModelFileError, read_model_meta
 
@@ -111,7 +142,7 @@ def resolve_side(name: str) -> PolicyFactory | None:
             read_model_meta(name)  # fail now, with the model file's own message, not at the first fight
         except ModelFileError as exc:
             raise ValueError(str(exc)) from None
-        return lambda seed: ModelSide(name, seed)
+        return lambda seat: ModelSide(name, seat)
     raise ValueError(
         f"unknown opponent {name!r}; valid names: {', '.join(side_names())}, or a model file (*{MODEL_SUFFIX})"
     )
@@ -124,8 +155,8 @@ class Matchup:
     a: str
     b: str
     params: FightParams
-    seats: tuple[PolicyFactory | None, PolicyFactory | None]
-    """Policy factory of player 0 and player 1 (None: the simulator's baseline plays that seat)."""
+    seats: tuple[SideFactory | None, SideFactory | None]
+    """Player factory of player 0 and player 1 (None: the simulator's baseline plays that seat)."""
     swapped: bool
     """True when side A plays player 1 (results are mirrored back to A's view)."""
 
@@ -234,10 +265,9 @@ def wilson_interval(k: int, n: int, z: float = CONFIDENCE_Z) -> tuple[float, flo
     return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
-def _policy_seed(fight_seed: int, seat: int) -> int:
-    """An independent policy seed per fight and seat (two `random` sides must not share a stream)."""
-    return int(np.random.SeedSequence((fight_seed, seat)).generate_state(1)[0])
-
+DEFAULT_PARALLEL = 16
+"""Fights `run_fights` plays at once: enough for a model side's batched forward pass to pay, few enough to keep
+the engines' memory small."""
 
 _MIRROR = {Outcome.WON: Outcome.LOST, Outcome.LOST: Outcome.WON, Outcome.TIED: Outcome.TIED}
 
@@ -251,6 +281,7 @@ def run_fights(
     progress: Callable[[int], None] | None = None,
     builds: Sequence[Build] | None = None,
     record: str | os.PathLike[str] | None = None,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
     and fight type.
@@ -265,7 +296,9 @@ def run_fights(
         builds: Spread the fights evenly over these builds (fight k plays ``builds[k % len]``) and, when the
             options randomise the fight type, over fight types too (`osrs_rllib.builds.spread`).
         record: Write each fight as a replay file ``fight-<k>.nhreplay`` into this directory
-            (`osrs_rllib.replay`, docs/replays.md).
+            (`osrs_rllib.replay`, docs/replays.md); fights are then played one at a time.
+        parallel: Fights played at once in lockstep (`osrs_rllib.batched_fights.play_fights`), so that a model
+            side runs one forward pass per tick for all of them; the results do not depend on it.
 
     Returns:
         The `FightSummary`.
@@ -281,65 +314,74 @@ def run_fights(
 
     m = plan_matchup(a, b, options)
     plan = spread(m.params, n, builds) if builds else [m.params] * n
-    split = SplitTally()
-    both_act = m.seats[0] is not None and m.seats[1] is not None
-    # Only the seats that act need observations and masks; the engine builds both in self-play anyway.
-    engine = NHEngine(m.params, observe_all=both_act)
-    policies = [None if f is None else f(0) for f in m.seats]
+    players = [None if f is None else f(seat) for seat, f in enumerate(m.seats)]
     side_a = 1 if m.swapped else 0
-    prescient = [bool(getattr(p, "needs_opponent_action", False)) for p in policies]
-    act_order = (1, 0) if prescient[0] else (0, 1)
     recording = None
     if record is not None:
         from osrs_rllib.replay.recording import FightsRecording
 
         seated = (b, a) if m.swapped else (a, b)
-        recording = FightsRecording(record, seated, ("b", "a") if m.swapped else ("a", "b"), policies)
+        recording = FightsRecording(record, seated, ("b", "a") if m.swapped else ("a", "b"), players)
         plan = recording.params(plan)
+        parallel = 1  # one recorder, one fight at a time
     logger.info("fighting %s vs %s: n=%d seed=%d params=%s", a, b, n, seed, m.params)
 
-    counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
-    truncations = 0
-    lengths: list[int] = []
-    dealt_total = 0
-    received_total = 0
-    for k in range(n):
-        fight_seed = seed + k
-        engine.reset(seed=fight_seed, params=plan[k])
-        for seat, policy in enumerate(policies):
-            if policy is not None:
-                policy.reset(_policy_seed(fight_seed, seat))
+    outcomes: list[Outcome | None] = [None] * n
+    """Each fight's outcome from A's view, then tallied in fight order (fights may end in any order)."""
+    truncated = [False] * n
+    lengths = [0] * n
+    splits: list[tuple[Any, Any]] = [(None, None)] * n
+    damage = [0, 0]  # dealt, received
+    pending: dict[int, tuple[list[Any], Any]] = {}
+    done = 0
+
+    def on_start(k: int, engine: NHEngine) -> None:
         if recording is not None:
-            recording.start(k, fight_seed, engine)
+            recording.start(k, seed + k, engine)
+
+    def on_act(k: int, engine: NHEngine, actions: list[Any]) -> None:
+        if recording is not None:
+            pending[k] = (actions, recording.readings(engine))
+
+    def on_step(k: int, engine: NHEngine, step: EngineStep) -> None:
+        nonlocal done
         sim = engine.sim
-        me, opp = sim.players[side_a], sim.players[1 - side_a]
-        while True:
-            actions: list[Any] = [None, None]
-            for seat in act_order:  # a prescient side acts second, shown the other side's action
-                policy = policies[seat]
-                if policy is not None:
-                    seen = {"opponent_action": actions[1 - seat]} if prescient[seat] else {}
-                    actions[seat] = policy.act(engine.obs[seat], engine.masks[seat], **seen)
-            readings = recording.readings(engine) if recording is not None else None
-            step = engine.step(actions)
-            if recording is not None and readings is not None:
-                recording.stepped(engine, step, actions, readings)
-            dealt_total += sum(opp.hitsplats)
-            received_total += sum(me.hitsplats)
-            if step.terminated or step.truncated:
-                break
+        if recording is not None:
+            actions, readings = pending.pop(k)
+            recording.stepped(engine, step, actions, readings)
+        damage[0] += sum(sim.players[1 - side_a].hitsplats)
+        damage[1] += sum(sim.players[side_a].hitsplats)
+        if not (step.terminated or step.truncated):
+            return
         outcome0 = step.outcomes[0]
         if outcome0 is None:  # truncated: nobody won
-            outcome = Outcome.TIED
-            truncations += 1
+            outcomes[k], truncated[k] = Outcome.TIED, True
         else:
-            outcome = _MIRROR[outcome0] if m.swapped else outcome0
-        counts[outcome] += 1
-        split.add(sim.build, sim.fight_mode, outcome)
-        lengths.append(sim.tick)
-        logger.debug("fight %d (seed %d): %s after %d ticks", k, fight_seed, outcome.value, sim.tick)
+            outcomes[k] = _MIRROR[outcome0] if m.swapped else outcome0
+        lengths[k] = sim.tick
+        splits[k] = (sim.build, sim.fight_mode)
+        for player in players:
+            if player is not None:
+                player.forget(seed + k)
+        logger.debug("fight %d (seed %d): %s after %d ticks", k, seed + k, outcomes[k], sim.tick)
+        done += 1
         if progress is not None:
-            progress(k + 1)
+            progress(done)
+
+    seats = [None if p is None else p.seat() for p in players]
+    seeds = [seed + k for k in range(n)]
+    play_fights(
+        plan, seeds, seats[0], seats[1], parallel=max(1, parallel), on_start=on_start, on_act=on_act, on_step=on_step
+    )
+
+    split = SplitTally()
+    counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
+    for outcome, (build, mode) in zip(outcomes, splits, strict=True):
+        assert outcome is not None, "play_fights ends every fight"
+        counts[outcome] += 1
+        split.add(build, mode, outcome)
+    truncations = sum(truncated)
+    dealt_total, received_total = damage
 
     wins = counts[Outcome.WON]
     summary = FightSummary(

@@ -136,18 +136,18 @@ class TrainingEnv(NHMultiAgentEnv):
             self.draw = self.mix.sample(self._mix_rng)
         opts["opponent"] = self.draw.env_opponent
         obs, infos = super().reset(seed=seed, options=opts)
-        self.metrics.reset(self.engine.sim, self.draw.kind)
+        self.metrics.reset(self.engine, self.draw.kind)
         return obs, infos
 
     def on_engine_step(self, step: EngineStep) -> None:
-        self.metrics.record(self.engine.sim, step)
+        self.metrics.record(step)
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         obs, rewards, terminateds, truncateds, infos = super().step(action_dict)
         if terminateds["__all__"] or truncateds["__all__"]:
             info = infos.setdefault(LEARNER_AGENT, {})
             info["opponent_kind"] = self.draw.kind
-            summary = self.metrics.summary(self.engine.sim)
+            summary = self.metrics.summary()
             info["episode_metrics"] = summary
             if self.league_mode and self.draw.opponent:
                 from league.callback import LeagueResult

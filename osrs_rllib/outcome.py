@@ -44,7 +44,7 @@ from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 from osrs_rllib.builds import spread
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file, save_model_file
 from policies.outcome import WINRATE, FitResult, OutcomeConfig, attach_winrate, fit_outcome
@@ -300,7 +300,7 @@ def training_fight_params(model: ModelFile) -> dict[str, Any]:
 
 
 def _ladder_seed(fight_seed: int) -> int:
-    return int(np.random.SeedSequence((fight_seed, 1)).generate_state(1)[0])
+    return seat_seed(fight_seed, 1)
 
 
 ProgressFn = Callable[[str, int, int], None]

@@ -139,6 +139,7 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "mix_seed": cfg.seed,
         "league": cfg.league_enabled,
         "scripted_in_env": cfg.opponents.scripted_in_env,
+        "engine": cfg.env.engine,
     }
 
 
@@ -400,7 +401,23 @@ class Trainer:
 
             self.echo(dashboard_login_hint())
 
+    def _announce_engine(self) -> None:
+        """Say which simulator the env runners step (`env.engine`), and refuse a forced core that is not built
+        here before any runner starts (on a cluster each node needs the core built the same way)."""
+        from envs.nh.core_engine import core_available
+
+        engine, built = self.cfg.env.engine, core_available()
+        if engine == "core" and not built:
+            raise TrainingError("env.engine is core but the compiled simulator core is not built here: "
+                                "`pip install -e .` builds it (needs a C compiler), or use env.engine: auto")
+        if engine == "python" or not built:
+            why = "env.engine: python" if engine == "python" else "the compiled core is not built (pip install -e .)"
+            self.echo(f"simulator: the Python engine ({why})")
+        else:
+            self.echo("simulator: the compiled core (envs/nh/core, bit-identical to the Python engine)")
+
     def _build(self) -> None:
+        self._announce_engine()
         register_everything()
         learners: tuple[str, ...] = (LEARNER_POLICY,)
         if self.cfg.league_enabled:

@@ -1,17 +1,23 @@
-"""Hyperparameters of the policy network, as one frozen dataclass.
+"""Hyperparameters of the policy network, as one frozen pydantic dataclass.
 
 It lives apart from `policies/network.py` so that the application's config schema (`osrs_rllib/config.py`)
 and the model file's metadata can describe a network without importing torch. Sizes of the inputs and the
 action heads are not here: they come from the contract (`envs/nh/contract.py`) and the frame stacking.
+A pydantic dataclass rather than a `BaseModel`: the config schema embeds it as is, while `dataclasses.fields`
+and `dataclasses.replace` keep working for its users.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
+
+from pydantic import ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
+
+from common.suggest import did_you_mean
+from common.validation import Check, checked, is_int, is_number, keyed_error
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "tanh", "gelu", "silu", "elu")
 """Activation functions the trunks and heads may use (names of `torch.nn` modules, lower case)."""
@@ -29,16 +35,27 @@ class NetworkConfigError(ValueError):
 def _check_sizes(key: str, sizes: Sequence[int], allow_empty: bool) -> tuple[int, ...]:
     if isinstance(sizes, int | str) or not isinstance(sizes, Sequence):
         raise NetworkConfigError(key, f"expected a list of positive layer widths, got {sizes!r}")
-    out = tuple(sizes)
-    if not allow_empty and not out:
+    if not allow_empty and not sizes:
         raise NetworkConfigError(key, "expected at least one layer width")
-    for width in out:
+    for width in sizes:
         if isinstance(width, bool) or not isinstance(width, int) or width <= 0:
             raise NetworkConfigError(key, f"layer widths must be positive integers, got {width!r}")
-    return out
+    return tuple(sizes)
 
 
-@dataclass(frozen=True)
+_POSITIVE: Check = (lambda v: is_number(v) and v > 0, "a positive number")
+_FLAG: Check = (lambda v: isinstance(v, bool), "true or false")
+_CHECKS: dict[str, Check] = {
+    "head_hidden": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
+    "obs_clip": _POSITIVE,
+    "norm_epsilon": _POSITIVE,
+    "normalize_obs": _FLAG,
+    "share_trunk": _FLAG,
+}
+"""Each scalar field's check (the layer widths and the activation have their own validators)."""
+
+
+@dataclass(frozen=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
 class NetworkConfig:
     """Shape of the actor, the autoregressive heads and the critic (see `policies/network.py`).
 
@@ -46,8 +63,6 @@ class NetworkConfig:
     millisecond on one core (see `benchmarks/policy_forward.py`), which keeps inference a small share of
     an NH training step next to the simulator.
     """
-
-    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
     actor_hidden: tuple[int, ...] = (256, 256)
     """Widths of the actor trunk's hidden layers (applied to the, possibly encoded, stacked frames)."""
@@ -66,24 +81,26 @@ class NetworkConfig:
     """Normalised inputs (and the one-hot context fed to the heads) are clipped to ±this."""
     norm_epsilon: float = 1e-8
     """Added to the running variance before the square root."""
-    share_trunk: bool = field(default=False)
+    share_trunk: bool = False
     """Let the critic read the actor trunk's output as well (its own trunk still sees the full state)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "actor_hidden", _check_sizes("actor_hidden", self.actor_hidden, False))
-        object.__setattr__(self, "critic_hidden", _check_sizes("critic_hidden", self.critic_hidden, False))
-        object.__setattr__(self, "frame_encoder", _check_sizes("frame_encoder", self.frame_encoder, True))
-        if isinstance(self.head_hidden, bool) or not isinstance(self.head_hidden, int) or self.head_hidden < 0:
-            raise NetworkConfigError("head_hidden", f"expected a non-negative integer, got {self.head_hidden!r}")
-        if self.activation not in ACTIVATIONS:
-            raise NetworkConfigError("activation", f"expected one of {list(ACTIVATIONS)}, got {self.activation!r}")
-        if not isinstance(self.obs_clip, int | float) or isinstance(self.obs_clip, bool) or self.obs_clip <= 0:
-            raise NetworkConfigError("obs_clip", f"expected a positive number, got {self.obs_clip!r}")
-        if not isinstance(self.norm_epsilon, int | float) or self.norm_epsilon <= 0:
-            raise NetworkConfigError("norm_epsilon", f"expected a positive number, got {self.norm_epsilon!r}")
-        for flag in ("normalize_obs", "share_trunk"):
-            if not isinstance(getattr(self, flag), bool):
-                raise NetworkConfigError(flag, f"expected true or false, got {getattr(self, flag)!r}")
+    @field_validator("actor_hidden", "critic_hidden", "frame_encoder", mode="before")
+    @classmethod
+    def _sizes(cls, value: Any, info: ValidationInfo) -> tuple[int, ...]:
+        return _check_sizes(str(info.field_name), value, allow_empty=info.field_name == "frame_encoder")
+
+    @field_validator("activation", mode="before")
+    @classmethod
+    def _activation(cls, value: Any) -> str:
+        if value not in ACTIVATIONS:
+            hint = did_you_mean(value, ACTIVATIONS, " (did you mean {!r}?)")
+            raise NetworkConfigError("activation", f"expected one of {list(ACTIVATIONS)}, got {value!r}{hint}")
+        return str(value)
+
+    @field_validator(*_CHECKS, mode="before")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        return checked(_CHECKS, NetworkConfigError, str(info.field_name), value)
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> NetworkConfig:
@@ -92,10 +109,12 @@ class NetworkConfig:
         names = [f.name for f in dataclasses.fields(cls)]
         for key in values:
             if key not in names:
-                close = difflib.get_close_matches(str(key), names, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean(key, names, " (did you mean {!r}?)")
                 raise NetworkConfigError(str(key), f"unknown network option{hint}; valid options: {names}")
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise keyed_error(exc, NetworkConfigError) from None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (tuples become lists); `from_dict(to_dict())` round-trips."""

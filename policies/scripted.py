@@ -25,8 +25,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.policy.policy import PolicySpec
 
-from envs.nh.contract import NUM_HEADS, OBS_SIZE
-from envs.opponents import LADDER, make_opponent
+from envs.opponents import LADDER, act_rows, make_opponent
 from policies.fixed_policy import FixedPolicy
 
 SCRIPTED_PREFIX = "scripted_"
@@ -71,13 +70,8 @@ class ScriptedRLlibPolicy(FixedPolicy):
                 f"{self.name!r} is prescient: it must see the other agent's action of the tick, and RLlib computes "
                 "each policy's actions apart; run it inside the environment instead (opponents.scripted_in_env: true)"
             )
-        # With frame stacking the newest frame comes first (spec §15.3); the ladder reads only that one.
-        observations = np.asarray(obs["observations"], dtype=np.float32)[:, :OBS_SIZE]
-        masks = np.asarray(obs["action_mask"]) > 0.5
-        actions = np.zeros((len(observations), NUM_HEADS), dtype=np.int64)
-        for i in range(len(observations)):
-            actions[i] = self.bot.act(observations[i], masks[i])
-        return actions
+        observations = np.asarray(obs["observations"], dtype=np.float32)
+        return act_rows([self.bot] * len(observations), observations, obs["action_mask"])
 
     def get_state(self) -> dict[str, Any]:
         state = super().get_state()

@@ -22,7 +22,6 @@ the models served (name, kind, training steps, checksum, frame stacking), see `s
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from common.suggest import did_you_mean
 from envs.nh.contract import HEAD_SIZES, NUM_HEADS, NUM_LOGITS, OBS_SIZE, Head
 
 MAX_LINE_BYTES = 1 << 20
@@ -172,8 +172,7 @@ def parse_request(data: dict[str, Any]) -> Request:
     unknown = [k for k in data if k not in REQUEST_FIELDS]
     if unknown:
         key = unknown[0]
-        close = difflib.get_close_matches(str(key), REQUEST_FIELDS, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; valid fields: {', '.join(REQUEST_FIELDS)}"
+        hint = did_you_mean(key, REQUEST_FIELDS) or f"; valid fields: {', '.join(REQUEST_FIELDS)}"
         raise ProtocolError(f"unknown field {key!r}{hint}")
     missing = [k for k in REQUIRED_FIELDS if k not in data]
     if missing:

@@ -7,20 +7,17 @@ it (spec §5, intro).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from envs.nh import movement, operations
 from envs.nh.combat import special_for_weapon
 from envs.nh.equipment import equip_set
+from envs.nh.fight_view import FightControl
 from envs.nh.items import SLOT_WEAPON, Ids, PotionType
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import OVERHEADS
 from envs.nh.spells import BLOOD_TIERS, ICE_TIERS, best_castable
 from envs.nh.state import SK_MAGIC, PlayerState
 from envs.nh.stats import TickEvents
-
-if TYPE_CHECKING:
-    from envs.nh.sim import FightSim
 
 # Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
@@ -40,7 +37,7 @@ MOVE_ADJACENT, MOVE_UNDER, MOVE_FARCAST, MOVE_DIAGONAL = 1, 2, 3, 4
 GMAUL_SPEC_COST = 50  # §5.7
 
 
-def apply_action(sim: FightSim, p: PlayerState, a: Sequence[int]) -> None:
+def apply_action(sim: FightControl, p: PlayerState, a: Sequence[int]) -> None:
     """Spec §5: prayer, food, potion, karambwan, tank gear, Vengeance, attack, movement."""
     ev = sim.events[p.index]
     if a[H_PRAYER]:
@@ -62,7 +59,7 @@ def apply_action(sim: FightSim, p: PlayerState, a: Sequence[int]) -> None:
 
 
 # ---- §5.1 --------------------------------------------------------------------------------------
-def _overhead(sim: FightSim, p: PlayerState, value: int) -> None:
+def _overhead(sim: FightControl, p: PlayerState, value: int) -> None:
     if 1 <= value <= len(OVERHEADS):
         sim.activate_prayer(p, OVERHEADS[value - 1])
 
@@ -91,7 +88,7 @@ def _record_eat(p: PlayerState, ev: TickEvents, food: int) -> None:
     ev.wasted_food += max(0, (hp + heal) - (base + (heal if food == Ids.ANGLERFISH else 0)))
 
 
-def _potion(sim: FightSim, p: PlayerState, value: int, ev: TickEvents) -> None:
+def _potion(sim: FightControl, p: PlayerState, value: int, ev: TickEvents) -> None:
     if not 1 <= value <= len(PotionType):
         return
     potion = PotionType(value)
@@ -104,7 +101,7 @@ def _potion(sim: FightSim, p: PlayerState, value: int, ev: TickEvents) -> None:
 
 
 # ---- §5.5 --------------------------------------------------------------------------------------
-def _tank(sim: FightSim, p: PlayerState) -> None:
+def _tank(sim: FightControl, p: PlayerState) -> None:
     tank = p.loadout.sets[_GEAR_SET_TANK]
     if tank:
         equip_set(p, tank)
@@ -118,7 +115,7 @@ def _arm_special(p: PlayerState) -> None:
         p.special_armed = True
 
 
-def _attack(sim: FightSim, p: PlayerState, a: Sequence[int]) -> None:
+def _attack(sim: FightControl, p: PlayerState, a: Sequence[int]) -> None:
     style = int(a[H_ATTACK])
     sets = p.loadout.sets
     prayers = p.loadout.set_prayers
@@ -179,7 +176,7 @@ def _toggle_gmaul(p: PlayerState) -> None:
 
 
 # ---- §5.8 --------------------------------------------------------------------------------------
-def movement_destination(sim: FightSim, p: PlayerState, value: int, farcast: int) -> tuple[int, int] | None:
+def movement_destination(sim: FightControl, p: PlayerState, value: int, farcast: int) -> tuple[int, int] | None:
     """Destination of a movement action, or None when it does nothing (spec §5.8)."""
     t = sim.opponent(p)
     tx, ty = t.x, t.y
@@ -206,7 +203,7 @@ def movement_destination(sim: FightSim, p: PlayerState, value: int, farcast: int
     return dest
 
 
-def _move(sim: FightSim, p: PlayerState, value: int, farcast: int) -> None:
+def _move(sim: FightControl, p: PlayerState, value: int, farcast: int) -> None:
     dest = movement_destination(sim, p, value, farcast)
     if dest is None:
         return

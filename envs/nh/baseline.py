@@ -7,13 +7,12 @@ uses the never-updated initial values (attack roll 9 999 999, max hit 120, speed
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from envs.nh import movement, operations
 from envs.nh.combat import attack_range, combat_method, defence_roll_against
 from envs.nh.equipment import equip_set, on_weapon_changed, recompute_bonuses
+from envs.nh.fight_view import FightControl
 from envs.nh.items import CombatStyle, Ids, PotionType, StyleType
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import Prayer
@@ -30,9 +29,6 @@ from envs.nh.state import (
     PlayerState,
     Spellbook,
 )
-
-if TYPE_CHECKING:
-    from envs.nh.sim import FightSim
 
 # Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
 # `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
@@ -114,7 +110,7 @@ def _agent_can_reach(e: PlayerState, b: PlayerState) -> bool:
 
 
 # ---- phase A (§18.2–18.4) -----------------------------------------------------------------------
-def decide(sim: FightSim, b: PlayerState) -> None:
+def decide(sim: FightControl, b: PlayerState) -> None:
     """The baseline's rules for this tick, run before its timer decrement (spec §4.1, §18.2)."""
     if b.remembered_target is None and b.last_attacker is not None:
         b.remembered_target = b.last_attacker
@@ -124,7 +120,7 @@ def decide(sim: FightSim, b: PlayerState) -> None:
     _maintenance(sim, b)
 
 
-def _fight_rules(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
+def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     """Spec §18.3, evaluated in order; a rule that acts ends the evaluation."""
     rng = sim.rng
     # 1. overhead prayer
@@ -178,7 +174,7 @@ def _fight_rules(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
         _best_style_attack(sim, b, e)
 
 
-def _switch_magic(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
+def _switch_magic(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     """Rules 5 and 6 (magic): even an empty magic set casts [QUIRK 13, KEEP]."""
     sim.activate_prayers(b, b.loadout.set_prayers[_GEAR_SET_MAGIC])
     equip_set(b, b.loadout.sets[_GEAR_SET_MAGIC], unequip_rest=False)
@@ -201,7 +197,7 @@ def style_dps(defence_roll: int, protected: bool) -> np.float32:
     return np.float32(hit * np.float32(max_hit) * _F32_SPEED)
 
 
-def _best_style_attack(sim: FightSim, b: PlayerState, e: PlayerState) -> None:
+def _best_style_attack(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     options: list[CombatStyle] = []
     if _can_cast_barrage(b):
         options.append(_COMBAT_STYLE_MAGIC)
@@ -244,7 +240,7 @@ def eat_routine(b: PlayerState, h: int) -> None:
             return
 
 
-def _maintenance(sim: FightSim, b: PlayerState) -> None:
+def _maintenance(sim: FightControl, b: PlayerState) -> None:
     if b.hp <= 0:
         return
     if b.hp < EAT_BELOW_HP:
@@ -287,7 +283,7 @@ def _reload_preset(b: PlayerState) -> None:
     recompute_bonuses(b)
 
 
-def on_hit(sim: FightSim, b: PlayerState, total: int) -> None:
+def on_hit(sim: FightControl, b: PlayerState, total: int) -> None:
     """Damage reaction (spec §18.4, §4.5 step 9): eat with the hitpoints the hit will leave."""
     h = b.hp - total
     if h > 0:
@@ -295,7 +291,7 @@ def on_hit(sim: FightSim, b: PlayerState, total: int) -> None:
 
 
 # ---- phase B (§18.4 idle walk) ------------------------------------------------------------------
-def idle_walk(sim: FightSim, b: PlayerState) -> None:
+def idle_walk(sim: FightControl, b: PlayerState) -> None:
     """Wander near the spawn tile while idle (spec §18.4, draw order §16.6)."""
     if b.target is not None or b.last_attacker is not None or b.timer_active(T_FREEZE) or b.moving:
         return

@@ -17,8 +17,9 @@ from envs.nh.contract import CRITIC_SIZE, OBS_SIZE, PARTIAL_INDICES
 from envs.nh.masks import NUM_MASK, LoadoutFacts, loadout_facts, mask_values, pack_masks
 from envs.nh.observation import ObservationEncoder, static_block
 from envs.nh.params import FightParams
-from envs.nh.rewards import RewardWeights, compute_reward, signals_for
+from envs.nh.rewards import REWARD_COMPONENTS, RewardWeights, compute_reward, signals_for
 from envs.nh.sim import FightSim, Outcome, TickResult
+from envs.nh.state import Skill
 
 _PARTIAL = np.asarray(PARTIAL_INDICES, dtype=np.intp)
 
@@ -67,6 +68,15 @@ class NHEngine:
         return self.sim.params
 
     @property
+    def rng(self) -> np.random.Generator:
+        """The fight's generator (the simulator's): both engines name it `rng`."""
+        return self.sim.rng
+
+    @rng.setter
+    def rng(self, rng: np.random.Generator) -> None:
+        self.sim.rng = rng
+
+    @property
     def self_play(self) -> bool:
         return not self.sim.players[1].is_baseline
 
@@ -94,6 +104,10 @@ class NHEngine:
             pack_masks(mask, self.masks[i])
             self._encoders[i].encode(mask, self.obs[i])
 
+    def base_hp(self, i: int) -> int:
+        """Player i's base hitpoints: the signals count damage and healing as fractions of it (§17.1)."""
+        return int(self.sim.players[i].base[Skill.HITPOINTS])
+
     def critic_obs(self, i: int, out: np.ndarray | None = None) -> np.ndarray:
         """Player i's 269-entry critic input: own 176 entries + the opponent's 93 partial ones (§15.3)."""
         v = out if out is not None else np.zeros(CRITIC_SIZE, dtype=np.float32)
@@ -116,7 +130,9 @@ class NHEngine:
                 continue
             s = signals_for(self.sim, p)
             outcome = res.outcomes[i]
-            own = {} if parts is not None else None
+            # Every component, 0.0 where no term of it applied this tick: the same keys every tick (and in the
+            # compiled core), so TensorBoard's per-component curves all start at the first iteration.
+            own = dict.fromkeys(REWARD_COMPONENTS, 0.0) if parts is not None else None
             rewards[i] = compute_reward(self.reward_weights, s, self._prev_signals[i], outcome, self.progress, own)
             if parts is not None:
                 parts[i] = own

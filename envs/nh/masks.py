@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
+from envs.nh.fight_view import FightView
 from envs.nh.items import ITEMS, POT_BREW, POT_COMBAT, POT_RANGING, POT_RESTORE, SLOT_SHIELD, Ids, PotionType
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost
@@ -38,9 +38,6 @@ from envs.nh.state import (
     PlayerState,
     Spellbook,
 )
-
-if TYPE_CHECKING:
-    from envs.nh.sim import FightSim
 
 NUM_MASK = NUM_LOGITS
 ICE_MIN_MAGIC = 58  # §14.3 iceOK (Ice Rush)
@@ -136,7 +133,7 @@ if HEAD_SIZES != (4, 3, 3, 4, 5, 2, 2, 2, 2, 5, 7, 6) or len(FARCAST_DISTANCES) 
 
 
 def compute_masks(
-    sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar: bool, out: np.ndarray | None = None
+    sim: FightView, p: PlayerState, facts: LoadoutFacts, known_lunar: bool, out: np.ndarray | None = None
 ) -> np.ndarray:
     """Fill the 45 environment mask booleans for player `p` (spec §14.3)."""
     m = out if out is not None else np.zeros(NUM_MASK, dtype=bool)
@@ -149,7 +146,7 @@ def pack_masks(values: list[bool], out: np.ndarray) -> None:
     _MASK.pack_into(out, 0, *values)
 
 
-def mask_values(sim: FightSim, p: PlayerState, facts: LoadoutFacts, known_lunar: bool) -> list[bool]:
+def mask_values(sim: FightView, p: PlayerState, facts: LoadoutFacts, known_lunar: bool) -> list[bool]:
     """The 45 environment mask booleans for player `p` in head order, as a list (spec §14.3).
 
     "Remaining ticks = 0" (spec §3: `max(ticks − 1, 0)`) is written `ticks <= 1` throughout.

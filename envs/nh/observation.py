@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_OFFSETS, OBS_SIZE, Obs
+from envs.nh.fight_view import FightView
 from envs.nh.items import (
     B_MAGIC_DEFENCE,
     B_RANGED_DEFENCE,
@@ -57,9 +58,6 @@ from envs.nh.state import (
     Spellbook,
 )
 from envs.nh.stats import RECENT_WINDOW, EpisodeStats, visible_bonuses
-
-if TYPE_CHECKING:
-    from envs.nh.sim import FightSim
 
 CONFIDENCE_HITS = 20  # §15.2 entries 66, 74: min(1, N / 20)
 MAX_DISTANCE_OBS = 7  # §15.2 entries 60–62
@@ -275,7 +273,7 @@ class ObservationEncoder:
     )
 
     def __init__(
-        self, sim: FightSim, p: PlayerState, static: np.ndarray, shared: dict[int, Any] | None = None
+        self, sim: FightView, p: PlayerState, static: np.ndarray, shared: dict[int, Any] | None = None
     ) -> None:
         """`shared`: a dict both players' encoders of the episode share (per-attacker hit summaries)."""
         q = sim.opponent(p)
@@ -483,7 +481,7 @@ class ObservationEncoder:
         return tuple(values)
 
 
-def encode(sim: FightSim, p: PlayerState, static: np.ndarray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:
+def encode(sim: FightView, p: PlayerState, static: np.ndarray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Fill `out` with player `p`'s observation at the end of the tick (spec §15.2).
 
     `mask` is `p`'s environment mask of this tick (entries 168–174 repeat its attack flags). One-off

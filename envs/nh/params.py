@@ -1,14 +1,22 @@
-"""Reset parameters and episode inputs (spec §13.1), validated with errors that list the valid choices."""
+"""Reset parameters and episode inputs (spec §13.1), validated with errors that list the valid choices.
+
+`FightParams` is a frozen pydantic dataclass: building one checks every field with the same coercion that
+`from_options` applies (names or members for enums, lists for tuples). `from_options` runs once per
+episode reset, so it coerces only the options it is given and copies the validated base without a second
+pass (`_with`).
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any
 
+from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
+
+from common.suggest import did_you_mean
 from envs.nh.loadouts import Build
 from envs.nh.state import FightMode
 
@@ -18,10 +26,17 @@ OPPONENT_AGENT = "agent"
 
 
 class ParamError(ValueError):
-    """A reset option is unknown or has an invalid value; the message lists the valid choices."""
+    """A reset option is unknown or has an invalid value; the message lists the valid choices.
+
+    `key` names the option as given, when one option is to blame (the config schema points at it).
+    """
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
 class FightParams:
     """Everything that defines a fight besides the seed (spec §13.1).
 
@@ -75,6 +90,14 @@ class FightParams:
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Not part of the simulator: options consumed by wrappers (e.g. the scripted opponent's name)."""
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        return value if info.field_name == "extra" else _coerce(str(info.field_name), value)
+
+    def __post_init__(self) -> None:
+        _check_weights(self)
+
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None, base: FightParams | None = None) -> FightParams:
         """Validate reset options on top of `base` (spec §13.1: unknown names and values are errors)."""
@@ -85,18 +108,34 @@ class FightParams:
         for key, value in options.items():
             name = _ALIASES.get(key, key)
             if name not in _FIELDS or name == "extra":
-                close = difflib.get_close_matches(key, sorted(_FIELDS | set(_ALIASES)), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {sorted(_FIELDS - {'extra'})}")
-            changes[name] = _coerce(name, value)
-        params = dataclasses.replace(params, **changes)
-        weights = params.random_build_weights
-        if weights is not None and len(weights) != len(params.random_build_options):
-            raise ParamError(
-                f"random_build_weights has {len(weights)} entries for {len(params.random_build_options)} "
-                f"random_build_options {[b.name for b in params.random_build_options]}; give one weight per build"
-            )
-        return params
+                hint = did_you_mean(key, sorted((_FIELDS - {"extra"}) | set(_ALIASES)))
+                valid = sorted(_FIELDS - {"extra"})
+                raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {valid}", key)
+            try:
+                changes[name] = _coerce(name, value)
+            except ParamError as exc:
+                raise ParamError(str(exc), key) from None
+        return _check_weights(_with(params, changes))
+
+
+def _with(params: FightParams, changes: Mapping[str, Any]) -> FightParams:
+    """`params` with `changes`, each already coerced by `_coerce`: a copy, not a second validation pass."""
+    out = object.__new__(FightParams)  # slots: faster than copy.copy (2.7 µs against 6 µs here)
+    for name in _FIELDS:
+        object.__setattr__(out, name, changes[name] if name in changes else getattr(params, name))
+    return out
+
+
+def _check_weights(params: FightParams) -> FightParams:
+    """One draw weight per candidate build (the pair is checked together, whichever was set last)."""
+    weights = params.random_build_weights
+    if weights is not None and len(weights) != len(params.random_build_options):
+        raise ParamError(
+            f"random_build_weights has {len(weights)} entries for {len(params.random_build_options)} "
+            f"random_build_options {[b.name for b in params.random_build_options]}; give one weight per build",
+            "random_build_weights",
+        )
+    return params
 
 
 _FIELDS = {f.name for f in fields(FightParams)}

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import fields
+from typing import Any
 
+from pydantic import ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic.dataclasses import dataclass
+
+from common.suggest import did_you_mean
+from common.validation import Check, checked, is_number, keyed_error
+from envs.nh.fight_view import FightView
 from envs.nh.items import POT_BREW, SLOT_WEAPON, CombatStyle, Ids, PotionType
 from envs.nh.operations import brew_hp_boost, nominal_heal
 from envs.nh.prayers import Prayer
@@ -28,9 +34,6 @@ from envs.nh.state import (
     InventoryFacts,
     PlayerState,
 )
-
-if TYPE_CHECKING:
-    from envs.nh.sim import FightSim
 
 STYLE_NAMES = {CombatStyle.MELEE: "MELEE", CombatStyle.RANGED: "RANGED", CombatStyle.MAGIC: "MAGIC"}
 NULL_STYLE = "null"  # §17.1 currentTargetPrayerType "null" is a value
@@ -86,7 +89,7 @@ def _protection_name(prayers: set[Prayer]) -> str:
     return NULL_STYLE
 
 
-def signals_for(sim: FightSim, p: PlayerState) -> dict[str, Any]:
+def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
     """The §17.1 signal dictionary of player `p` for the tick just simulated."""
     q = sim.players[1 - p.index]
     me, them = sim.events[p.index], sim.events[q.index]
@@ -154,9 +157,36 @@ def schedule_value(w: Schedule, progress: float) -> float:
     return a + (b - a) * min(1.0, progress / n) if n > 0 else b
 
 
-@dataclass(frozen=True, slots=True)
+def _is_schedule(value: Any) -> bool:
+    if isinstance(value, list | tuple) and len(value) == 3:
+        return all(_is_finite(v) for v in value) and value[2] > 0
+    return _is_finite(value)
+
+
+def _is_finite(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
+
+
+WEIGHT_CHECKS: dict[str, Check] = {
+    "Schedule": (_is_schedule, "a finite number or [a, b, n] (linear a→b over n > 0 training iterations)"),
+    "float": (_is_finite, "a finite number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+}
+"""The check of a weight, by its declared type (spec §17.3, §17.4)."""
+
+
+class RewardWeightError(ValueError):
+    """A reward weight is unknown or invalid; `key` names it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"reward weight {key}: {message}")
+        self.key = key
+        self.detail = message
+
+
+@dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
 class RewardWeights:
-    """Reward weights with the environment defaults of spec §17.3."""
+    """Reward weights with the environment defaults of spec §17.3 (a pydantic dataclass: checked on build)."""
 
     default_reward: Schedule = 0.0
     win_reward: Schedule = 1.0
@@ -195,17 +225,27 @@ class RewardWeights:
     reward_heals: bool = True
     penalize_target_heals: bool = True
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        name = str(info.field_name)
+        checked({name: WEIGHT_CHECKS[WEIGHT_TYPES[name]]}, RewardWeightError, name, value)
+        return tuple(value) if isinstance(value, list) else value  # hashable, as `_resolved` and configs need
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RewardWeights:
-        valid = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - valid)
+        """Build from a config mapping; an unknown or invalid weight is a `RewardWeightError` naming it."""
+        unknown = sorted(set(values) - set(WEIGHT_TYPES))
         if unknown:
-            raise ValueError(f"unknown reward weight(s) {unknown}; valid: {sorted(valid)}")
-        for name, value in values.items():
-            numbers = value if isinstance(value, list | tuple) else (value,)
-            if any(isinstance(v, float) and not math.isfinite(v) for v in numbers):
-                raise ValueError(f"reward weight {name} must be finite, got {value!r}")
-        return cls(**values)
+            hint = did_you_mean(unknown[0], WEIGHT_TYPES)
+            raise RewardWeightError(unknown[0], f"unknown reward weight{hint}; valid: {sorted(WEIGHT_TYPES)}")
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise keyed_error(exc, RewardWeightError) from None
+
+
+WEIGHT_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(RewardWeights)}
 
 
 CORE_REWARD_WEIGHTS = RewardWeights(
@@ -227,7 +267,7 @@ CORE_REWARD_WEIGHTS = RewardWeights(
 """The reference's "core" training weights (spec §17.4)."""
 
 
-_SCHEDULED = tuple(f.name for f in fields(RewardWeights) if f.type == "Schedule")
+_SCHEDULED = tuple(name for name, kind in WEIGHT_TYPES.items() if kind == "Schedule")
 """The weights that follow a schedule (§17.4); `compute_reward` reads their values at the current progress."""
 
 

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
-from typing import TYPE_CHECKING
+from enum import IntEnum
 
+# Re-exported for the many modules that import them from here; they are defined in `account` so that
+# `loadouts` need not import this module (issue 16).
+from envs.nh.account import EMPTY as EMPTY
+from envs.nh.account import INVENTORY_SIZE as INVENTORY_SIZE
+from envs.nh.account import FightMode as FightMode
+from envs.nh.account import Skill as Skill
+from envs.nh.account import Spellbook as Spellbook
 from envs.nh.items import (
     CONSUMABLES,
     ITEMS,
@@ -22,28 +28,9 @@ from envs.nh.items import (
     Item,
     PotionType,
 )
+from envs.nh.loadouts.loadout import Loadout
 from envs.nh.prayers import Prayer
 from envs.nh.spells import Spell
-
-if TYPE_CHECKING:
-    from envs.nh.loadouts import Loadout
-
-EMPTY = -1
-"""Item id of an empty equipment or inventory slot."""
-
-INVENTORY_SIZE = 28  # §2
-
-
-class Skill(IntEnum):
-    """Skills that matter in a fight (spec §9.1)."""
-
-    ATTACK = 0
-    STRENGTH = 1
-    DEFENCE = 2
-    HITPOINTS = 3
-    RANGED = 4
-    MAGIC = 5
-    PRAYER = 6
 
 
 class TimerId(IntEnum):
@@ -82,19 +69,6 @@ T_FREEZE = int(TimerId.FREEZE)
 T_FREEZE_IMMUNITY = int(TimerId.FREEZE_IMMUNITY)
 T_VENGEANCE_COOLDOWN = int(TimerId.VENGEANCE_COOLDOWN)
 T_STAT_CHANGE = int(TimerId.STAT_CHANGE)
-
-
-class Spellbook(Enum):
-    ANCIENT = "ancient"
-    LUNAR = "lunar"
-
-
-class FightMode(Enum):
-    """Fight modes (spec §13.2)."""
-
-    NORMAL = "NORMAL"
-    LMS = "LMS"
-    PVP_ARENA = "PVP_ARENA"
 
 
 @dataclass(slots=True)

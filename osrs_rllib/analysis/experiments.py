@@ -240,9 +240,9 @@ def scalars(experiment: ExperimentView | str | os.PathLike[str], tags: str | lis
             if pattern not in chosen:
                 chosen.append(pattern)
         else:
-            import difflib
+            from common.suggest import closest_names
 
-            close = difflib.get_close_matches(pattern, available, n=3)
+            close = closest_names(pattern, available, n=3)
             raise AnalysisError(
                 f"no scalar {pattern!r} in {tb}; closest: {close or available[:5]} ({len(available)} tags in all; "
                 "patterns like 'eval/*' work too)"

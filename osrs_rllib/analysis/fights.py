@@ -48,7 +48,7 @@ from envs.nh.state import (
     weapon_family,
 )
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 
@@ -68,9 +68,8 @@ _OVERHEAD_NAMES = {p: p.name.lower() for p in OVERHEADS}
 _SET_ORDER = (GearSet.SPEC, GearSet.MAGIC, GearSet.RANGED, GearSet.MELEE, GearSet.TANK)
 
 
-def side_seed(fight_seed: int, seat: int) -> int:
-    """The seed of a scripted side (or a sampling model's noise) in one fight: as `osrs-rllib fight`'s."""
-    return int(np.random.SeedSequence((fight_seed, seat)).generate_state(1)[0])
+side_seed = seat_seed
+"""The seed of a scripted side (or a sampling model's noise) in one fight: as `osrs-rllib fight`'s."""
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -15,8 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from envs.nh.contract import NUM_HEADS, OBS_SIZE
-from envs.opponents import LADDER, ScriptedPolicy, make_opponent
+from envs.opponents import LADDER, ScriptedPolicy, act_rows, make_opponent
 from osrs_rllib.experiment import MODEL_NAME, STATE_FILE
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file
 
@@ -81,11 +80,8 @@ class Policy:
         if self._bot is None or seed is not None:
             self._bot = make_opponent(self.source, 0 if seed is None else seed)
         if obs_a.ndim == 1:
-            return np.asarray(self._bot.act(obs_a[:OBS_SIZE], mask_a), dtype=np.int64)
-        out = np.zeros((len(obs_a), NUM_HEADS), dtype=np.int64)
-        for i in range(len(obs_a)):
-            out[i] = self._bot.act(obs_a[i, :OBS_SIZE], mask_a[i])
-        return out
+            return act_rows([self._bot], obs_a[None], mask_a[None])[0]
+        return act_rows([self._bot] * len(obs_a), obs_a, mask_a)
 
     def spec(self) -> tuple[str, str, bool]:
         """A picklable description that `load_policy` turns back into an equal policy (for worker processes)."""

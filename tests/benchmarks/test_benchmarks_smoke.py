@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = REPO / "benchmarks"
 
@@ -48,6 +50,13 @@ def test_soak_short_run() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ticks run: 2,000" in proc.stdout
     assert "OK" in proc.stdout
+
+
+def test_soak_core_short_run() -> None:
+    pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+    proc = _run("soak_core.py", "--ticks", "20000", "--batch", "32", "--check-every", "5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no violations" in proc.stdout and "ticks in" in proc.stdout
 
 
 def test_policy_forward_json() -> None:

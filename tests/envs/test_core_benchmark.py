@@ -28,6 +28,6 @@ def test_sim_throughput_core_json() -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    rows = json.loads(proc.stdout)["core_without_rewards"]
+    rows = json.loads(proc.stdout)["core_with_rewards"]
     assert [r["scenario"] for r in rows] == ["baseline_vs_baseline", "random_vs_random", "random_vs_baseline"]
     assert all(r["python_ticks_per_s"] > 0 and r["core_ticks_per_s"] > 0 for r in rows)

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES
-from envs.nh.engine import NHEngine
+from envs.nh.core_engine import core_available, make_engine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.rewards import CORE_REWARD_WEIGHTS, RewardWeights
@@ -40,6 +40,11 @@ from envs.nh.state import FightMode
 from envs.opponents import make_opponent
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trajectory-fingerprint.json"
+
+ENGINE_NAMES = [
+    "python",
+    pytest.param("core", marks=pytest.mark.skipif(not core_available(), reason="the compiled core is not built")),
+]
 
 UNMASKED = "unmasked"
 """Seat driver that sends uniformly random head values, ignoring the masks (§5: nothing is enforced)."""
@@ -206,10 +211,11 @@ def _outcome(o: Any) -> str | None:
     return None if o is None else o.value
 
 
-def run_case(case: Case, on_tick: Callable[[int, str], None] | None = None) -> tuple[str, int]:
-    """Play the case's fights; returns (hex digest, ticks played)."""
+def run_case(case: Case, on_tick: Callable[[int, str], None] | None = None, engine_name: str = "python"
+             ) -> tuple[str, int]:
+    """Play the case's fights on one engine (`make_engine`); returns (hex digest, ticks played)."""
     h = hashlib.sha256()
-    engine = NHEngine(case.params, reward_weights=case.weights, observe_all=case.observe_all)
+    engine = make_engine(engine_name, case.params, reward_weights=case.weights, observe_all=case.observe_all)
     engine.progress = case.progress
     critic = np.zeros(CRITIC_SIZE, dtype=np.float32)
     ticks = 0
@@ -251,11 +257,11 @@ def run_case(case: Case, on_tick: Callable[[int, str], None] | None = None) -> t
                     tick_hash.update(engine.critic_obs(i, critic).tobytes())
             digest = tick_hash.hexdigest()
             if on_tick is not None:
-                on_tick(fight, f"tick {engine.sim.tick} {digest}")
+                on_tick(fight, f"tick {engine.info(0)['tick']} {digest}")
             h.update(digest.encode())
             if step.terminated or step.truncated:
                 break
-        h.update(_json([engine.sim.tick, engine.sim.rng.bit_generator.state]))
+        h.update(_json([engine.info(0)["tick"], engine.rng.bit_generator.state]))
     return h.hexdigest(), ticks
 
 
@@ -263,10 +269,12 @@ def _stored() -> dict[str, Any]:
     return json.loads(DATA.read_text(encoding="utf-8"))
 
 
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_trajectory_fingerprint_unchanged(case: Case) -> None:
+def test_trajectory_fingerprint_unchanged(case: Case, engine: str) -> None:
+    """The same digests on the Python engine and on the compiled core (issue 15: bit-identical engines)."""
     stored = _stored()["cases"][case.name]
-    digest, ticks = run_case(case)
+    digest, ticks = run_case(case, engine_name=engine)
     assert ticks == stored["ticks"], f"{case.name}: {ticks} ticks played, {stored['ticks']} recorded"
     assert digest == stored["sha256"], (
         f"{case.name}: the trajectory changed (behaviour is no longer bit-identical). Do not regenerate "

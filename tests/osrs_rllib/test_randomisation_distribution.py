@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from envs.nh.core_engine import CoreEngine
+from envs.nh.state import Spellbook
 from league.callback import LeagueRunner
 from osrs_rllib.config import load_config
 from osrs_rllib.train import build_ppo_config, fixed_policies, make_league, register_everything
@@ -40,19 +42,32 @@ VARIANT_FOOD = {"PURE": SHARK, "ZERKER": SHARK, "MED": SHARK, "LMS_PURE": ANGLER
 VARIANT_FOOD["LMS_MED"] = ANGLERFISH
 LUNAR_SHARE = {"PURE": 0.0, "ZERKER": 0.1, "MED": 0.1, "LMS_PURE": 0.0, "LMS_ZERKER": 0.1, "LMS_MED": 0.1}
 EPISODES = 1_280
+SPELLBOOKS = list(Spellbook)
+"""The core numbers enums by position (`tests/envs/core_snapshots.py`)."""
+
+
+def _player0(engine: Any) -> tuple[tuple[int, int], int, bool]:
+    """Player 0's spawn, primary food and whether its spellbook is Lunar, read from whichever engine the
+    env runs (`env.engine`: the Python simulator's objects, or the compiled core's plain state)."""
+    if isinstance(engine, CoreEngine):
+        loadout = engine.player_state(0)["loadout"]
+        spawn = tuple(engine.player_state(0)["spawn"])
+        return spawn, loadout["primary_food"], SPELLBOOKS[loadout["spellbook"]] is Spellbook.LUNAR
+    p = engine.sim.players[0]
+    return p.spawn, p.loadout.primary_food, p.loadout.spellbook is Spellbook.LUNAR
 
 
 def _record(env: Any) -> dict[str, Any]:
     env.reset()
-    sim = env.engine.sim
-    p0 = sim.players[0]
+    info = env.engine.info(0)
+    spawn, food, lunar = _player0(env.engine)
     return {
-        "build": sim.build.value,
-        "fight_type": sim.fight_mode.value,
-        "x": p0.spawn[0],
-        "y": p0.spawn[1],
-        "food": p0.loadout.primary_food,
-        "lunar": p0.loadout.spellbook.value == "lunar",
+        "build": info["build"],
+        "fight_type": info["fight_mode"],
+        "x": spawn[0],
+        "y": spawn[1],
+        "food": food,
+        "lunar": lunar,
         # The league names ladder rungs by their player id (scripted_<rung>); the mix by the rung's name.
         "kind": env.draw.kind.removeprefix("scripted_"),
         "learner": env.draw.learner,

@@ -70,3 +70,17 @@ def reset_params(params: FightParams) -> dict[str, Any]:
         "allow_redemption": int(params.allow_redemption),
         "allow_moving_if_can_attack": int(params.allow_moving_if_can_attack),
     }
+
+
+def reward_weights_mapping(weights: Any) -> dict[str, Any]:
+    """Every field of a `RewardWeights` by name, as `FightBatch.set_reward_weights` takes it (spec §17.3).
+
+    The core holds no default weight: it gets every field from the Python value, whichever pydantic form
+    `RewardWeights` has (a pydantic dataclass or a `BaseModel`).
+    """
+    dump = getattr(weights, "model_dump", None)
+    if callable(dump):
+        return dict(dump())
+    from dataclasses import fields
+
+    return {f.name: getattr(weights, f.name) for f in fields(weights)}

@@ -106,9 +106,11 @@ class EnumSource:
 
 SOURCES: tuple[ConstantSource, ...] = (
     ConstantSource("envs.nh.formulas", "NH_"),
+    ConstantSource("envs.nh.account", "NH_"),
     ConstantSource("envs.nh.state", "NH_"),
     ConstantSource("envs.nh.sim", "NH_"),
-    ConstantSource("envs.nh.loadouts", "NH_"),
+    ConstantSource("envs.nh.loadouts.loadout", "NH_"),
+    ConstantSource("envs.nh.loadouts.assembly", "NH_"),
     ConstantSource("envs.nh.combat", "NH_"),
     ConstantSource("envs.nh.spells", "NH_"),
     ConstantSource("envs.nh.movement", "NH_"),

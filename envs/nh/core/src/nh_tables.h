@@ -76,9 +76,11 @@ static const int64_t NH_CLAW_ALL_MISS_ZERO[4] = {0, 0, 0, 0};
 #define NH_MAGIC_DELAY_DIVISOR INT64_C(3) /* §6.2: magic 1 + floor((1 + d) / 3) */
 #define NH_MELEE_HIT_DELAY INT64_C(0) /* §6.2 */
 
-/* ---- envs.nh.state ---- */
+/* ---- envs.nh.account ---- */
 #define NH_EMPTY INT64_C(-1)
 #define NH_INVENTORY_SIZE INT64_C(28) /* §2 */
+
+/* ---- envs.nh.state ---- */
 #define NH_NUM_TIMERS INT64_C(8)
 #define NH_TIMER_NEVER_SET INT64_C(-100)
 #define NH_SK_ATTACK INT64_C(0)
@@ -138,9 +140,11 @@ static const int64_t NH_PID_COUNTDOWN_TICKS[2] = {40, 60};
 #define NH_STATIUS_DEFENCE_PCT INT64_C(70) /* §6.9: floor(current × 7 / 10) */
 #define NH_GMAUL_SPEC_COST INT64_C(50) /* §6.9 */
 
-/* ---- envs.nh.loadouts ---- */
+/* ---- envs.nh.loadouts.loadout ---- */
 #define NH_TABLE_SLOT_ORDER_LEN 11
 static const int64_t NH_TABLE_SLOT_ORDER[11] = {4, 6, 0, 5, 7, 2, 1, 8, 9, 10, 3};
+
+/* ---- envs.nh.loadouts.assembly ---- */
 #define NH_BASELINE_RESTORES_KEPT INT64_C(2) /* §18.1: "every Super restore beyond the second" becomes an anglerfish */
 
 /* ---- envs.nh.combat ---- */

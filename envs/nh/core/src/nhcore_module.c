@@ -35,6 +35,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "nh_combat.h"
@@ -44,6 +45,7 @@
 #include "nh_masks.h"
 #include "nh_movement.h"
 #include "nh_observation.h"
+#include "nh_rewards.h"
 #include "nh_operations.h"
 #include "nh_sim.h"
 #include "nh_state.h"
@@ -594,6 +596,8 @@ static PyTypeObject RngType = {
 typedef struct {
     PyObject_HEAD Py_ssize_t n;
     nh_fight *fights;
+    nh_reward_weights *weights; /* NULL until set_reward_weights: then every step computes rewards (§17) */
+    nh_reward_state *rewards;   /* one per fight */
 } FightBatchObject;
 
 static int FightBatch_init(FightBatchObject *self, PyObject *args, PyObject *kwds) {
@@ -607,8 +611,10 @@ static int FightBatch_init(FightBatchObject *self, PyObject *args, PyObject *kwd
         return -1;
     }
     PyMem_Free(self->fights);
+    PyMem_Free(self->rewards);
     self->fights = PyMem_Calloc((size_t)n, sizeof(nh_fight));
-    if (self->fights == NULL) {
+    self->rewards = PyMem_Calloc((size_t)n, sizeof(nh_reward_state));
+    if (self->fights == NULL || self->rewards == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -618,6 +624,8 @@ static int FightBatch_init(FightBatchObject *self, PyObject *args, PyObject *kwd
 
 static void FightBatch_dealloc(FightBatchObject *self) {
     PyMem_Free(self->fights);
+    PyMem_Free(self->rewards);
+    PyMem_Free(self->weights);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -660,6 +668,7 @@ static PyObject *FightBatch_reset(FightBatchObject *self, PyObject *args) {
     }
     fight->rng = rng;
     fight->params = prm;
+    memset(&self->rewards[i], 0, sizeof(nh_reward_state)); /* NHEngine.reset: no previous signals */
     int err = nh_fight_reset(fight);
     if (err) {
         return loadout_error(err);
@@ -1266,12 +1275,17 @@ static PyObject *FightBatch_step(FightBatchObject *self, PyObject *args) {
     if (err) {
         return sim_error(err);
     }
+    if (self->weights != NULL) {
+        nh_step_rewards(fight, self->weights, result.outcomes, &self->rewards[i]);
+    }
     return Py_BuildValue("{s:i,s:(NN),s:O}", "tick", result.tick, "outcomes", outcome_name(result.outcomes[0]),
                          outcome_name(result.outcomes[1]), "truncated", result.truncated ? Py_True : Py_False);
 }
 
-/* Acquire a C-contiguous writable float32 buffer of exactly `items` items. */
-static int get_buffer_f32(PyObject *obj, Py_buffer *view, Py_ssize_t items, const char *what) {
+/* Acquire a C-contiguous writable buffer of exactly `items` floating-point items of numpy format `code`
+ * ('f' float32, 'd' float64) and `size` bytes each. */
+static int get_buffer_float(PyObject *obj, Py_buffer *view, Py_ssize_t items, char code, Py_ssize_t size,
+                            const char *what) {
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) != 0) {
         PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous writable numpy array", what);
         return -1;
@@ -1280,17 +1294,22 @@ static int get_buffer_f32(PyObject *obj, Py_buffer *view, Py_ssize_t items, cons
     if (*fmt == '<' || *fmt == '=' || *fmt == '@') {
         fmt++;
     }
-    if (view->itemsize != 4 || strcmp(fmt, "f") != 0) {
-        PyErr_Format(PyExc_TypeError, "%s must have dtype float32 (got format '%s')", what, fmt);
+    if (view->itemsize != size || fmt[0] != code || fmt[1] != '\0') {
+        PyErr_Format(PyExc_TypeError, "%s must have dtype %s (got format '%s')", what,
+                     code == 'f' ? "float32" : "float64", fmt);
         PyBuffer_Release(view);
         return -1;
     }
-    if (view->len / 4 != items) {
-        PyErr_Format(PyExc_ValueError, "%s must hold %zd items (got %zd)", what, items, view->len / 4);
+    if (view->len / size != items) {
+        PyErr_Format(PyExc_ValueError, "%s must hold %zd items (got %zd)", what, items, view->len / size);
         PyBuffer_Release(view);
         return -1;
     }
     return 0;
+}
+
+static int get_buffer_f32(PyObject *obj, Py_buffer *view, Py_ssize_t items, const char *what) {
+    return get_buffer_float(obj, view, items, 'f', 4, what);
 }
 
 /* Acquire a C-contiguous buffer of 1-byte items (numpy bool or uint8) of exactly `items` items, writable. */
@@ -1353,18 +1372,63 @@ static PyObject *FightBatch_write_masks(FightBatchObject *self, PyObject *args) 
     Py_RETURN_NONE;
 }
 
+static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj, PyObject *has_obj,
+                                  PyObject *results_obj, PyObject *masks_obj, PyObject *obs_obj, double *rew_out,
+                                  double *comp_out);
+
+static int get_buffer_f64(PyObject *obj, Py_buffer *view, Py_ssize_t items, const char *what) {
+    return get_buffer_float(obj, view, items, 'd', 8, what);
+}
+
 /* step_batch(actions, has_action, results, masks=None): one tick of every running fight, in one call.
  * actions int32 (n, 2, 12), has_action int32 (n, 2), results int32 (n, 4) written per fight:
  * (tick, outcome of player 0, outcome of player 1, truncated) with outcomes 0 none, 1 won, 2 lost, 3 tied;
  * a fight that is done is skipped (its row untouched). Returns how many fights stepped. No Python object
  * is made per fight: this is the batch API's tick. With `masks` (bool/uint8 (n, 2, 45)) and `obs` (float32
  * (n, 2, 176)), both players' masks and observations of every stepped fight are written after its tick
- * (rewards join when ported). */
-static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args) {
+ * With reward weights set, each stepped fight's rewards (§17) are computed; `rewards` (float64 (n, 2)) and
+ * `components` (float64 (n, 2, len(REWARD_COMPONENTS))) receive them (0 for a baseline player). */
+static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"actions", "has_action", "results", "masks", "obs", "rewards", "components", NULL};
     PyObject *actions_obj, *has_obj, *results_obj, *masks_obj = Py_None, *obs_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO|OO", &actions_obj, &has_obj, &results_obj, &masks_obj, &obs_obj)) {
+    PyObject *rewards_obj = Py_None, *components_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOOO", kwlist, &actions_obj, &has_obj, &results_obj, &masks_obj,
+                                     &obs_obj, &rewards_obj, &components_obj)) {
         return NULL;
     }
+    if ((rewards_obj != Py_None || components_obj != Py_None) && self->weights == NULL) {
+        return PyErr_Format(PyExc_ValueError, "rewards need reward weights: call set_reward_weights first");
+    }
+    Py_buffer rewards_view, components_view;
+    double *rew_out = NULL, *comp_out = NULL;
+    if (rewards_obj != Py_None) {
+        if (get_buffer_f64(rewards_obj, &rewards_view, self->n * 2, "rewards")) {
+            return NULL;
+        }
+        rew_out = (double *)rewards_view.buf;
+    }
+    if (components_obj != Py_None) {
+        if (get_buffer_f64(components_obj, &components_view, self->n * 2 * NH_NUM_REWARD_COMPONENTS, "components")) {
+            if (rew_out != NULL) {
+                PyBuffer_Release(&rewards_view);
+            }
+            return NULL;
+        }
+        comp_out = (double *)components_view.buf;
+    }
+    PyObject *out = step_batch_inner(self, actions_obj, has_obj, results_obj, masks_obj, obs_obj, rew_out, comp_out);
+    if (rew_out != NULL) {
+        PyBuffer_Release(&rewards_view);
+    }
+    if (comp_out != NULL) {
+        PyBuffer_Release(&components_view);
+    }
+    return out;
+}
+
+static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj, PyObject *has_obj,
+                                  PyObject *results_obj, PyObject *masks_obj, PyObject *obs_obj, double *rew_out,
+                                  double *comp_out) {
     if (obs_obj != Py_None && masks_obj == Py_None) {
         return PyErr_Format(PyExc_ValueError, "observations need the masks array too (entries 168-174 repeat masks)");
     }
@@ -1429,6 +1493,17 @@ static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args) {
         out[i][1] = r.outcomes[0];
         out[i][2] = r.outcomes[1];
         out[i][3] = r.truncated;
+        if (self->weights != NULL) {
+            nh_reward_state *rs = &self->rewards[i];
+            nh_step_rewards(fight, self->weights, r.outcomes, rs);
+            if (rew_out != NULL) {
+                rew_out[i * 2] = rs->rewards[0];
+                rew_out[i * 2 + 1] = rs->rewards[1];
+            }
+            if (comp_out != NULL) {
+                memcpy(comp_out + i * 2 * NH_NUM_REWARD_COMPONENTS, rs->parts, sizeof(rs->parts));
+            }
+        }
         if (mask_out != NULL) {
             for (int p = 0; p < 2; p++) {
                 uint8_t *m = mask_out + (i * 2 + p) * NH_NUM_MASK;
@@ -1655,6 +1730,274 @@ static PyObject *FightBatch_len(FightBatchObject *self, void *closure) {
     return PyLong_FromSsize_t(self->n);
 }
 
+/* ---- rewards (§17) ---- */
+
+/* RewardWeights field names, by nh_scheduled_weight / nh_weight_switch (names only: the values and their
+ * defaults come from Python). */
+static const char *const SCHEDULED_WEIGHT_NAMES[NH_NUM_SCHEDULED_WEIGHTS] = {
+    "default_reward", "win_reward", "lose_reward", "tie_reward", "damage_dealt_reward_scale",
+    "damage_received_reward_scale", "target_frozen_tick_reward", "player_frozen_tick_reward", "protected_correct",
+    "protected_wrong", "attacked_correct", "attacked_wrong", "protected_prev_correct", "protected_prev_wrong",
+    "attacked_prev_correct", "attacked_prev_wrong", "attack_level_scale_reward", "strength_level_scale_reward",
+    "defence_level_scale_reward", "ranged_level_scale_reward", "magic_level_scale_reward",
+    "reward_on_hit_with_boost_scale", "smite_dealt_multiplier", "smite_received_multiplier", "safe_penalty",
+    "no_prayer_tick_reward", "player_wasted_food_multiplier",
+};
+static const char *const SWITCH_NAMES[NH_NUM_WEIGHT_SWITCHES] = {
+    "penalize_food_on_death", "reward_target_food_on_death", "penalize_wasted_food", "reward_on_damage_generated",
+    "reward_heals", "penalize_target_heals",
+};
+static const char *const REWARD_COMPONENT_NAMES[NH_NUM_REWARD_COMPONENTS] = {
+    "default", "damage", "smite", "heals", "safe", "no_prayer", "prayer", "off_prayer_hits", "freeze", "levels",
+    "boosted_hits", "wasted_food", "outcome", "food_on_death",
+};
+
+static PyObject *weight_item(PyObject *mapping, const char *name) {
+    PyObject *v = PyMapping_GetItemString(mapping, name);
+    if (v == NULL) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_KeyError, "reward weights lack %s (pass every RewardWeights field)", name);
+    }
+    return v;
+}
+
+static int finite_double(PyObject *v, const char *name, double *out) {
+    if (PyBool_Check(v) || !(PyFloat_Check(v) || PyLong_Check(v))) {
+        PyErr_Format(PyExc_TypeError, "reward weight %s must be a number", name);
+        return -1;
+    }
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (!isfinite(d)) {
+        PyErr_Format(PyExc_ValueError, "reward weight %s must be finite", name);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+static int parse_schedule(PyObject *v, const char *name, nh_schedule *out) {
+    if (PyFloat_Check(v) || PyLong_Check(v)) {
+        out->is_schedule = 0;
+        out->b = out->n = 0.0;
+        return finite_double(v, name, &out->a);
+    }
+    PyObject *seq = PySequence_Fast(v, "schedule");
+    if (seq == NULL || PySequence_Fast_GET_SIZE(seq) != 3) {
+        Py_XDECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "reward weight %s must be a number or (a, b, n)", name);
+        return -1;
+    }
+    int err = finite_double(PySequence_Fast_GET_ITEM(seq, 0), name, &out->a) ||
+              finite_double(PySequence_Fast_GET_ITEM(seq, 1), name, &out->b) ||
+              finite_double(PySequence_Fast_GET_ITEM(seq, 2), name, &out->n);
+    Py_DECREF(seq);
+    out->is_schedule = 1;
+    return err ? -1 : 0;
+}
+
+/* set_reward_weights(mapping): parsed whole into a scratch struct first, so bad input changes nothing. */
+static PyObject *FightBatch_set_reward_weights(FightBatchObject *self, PyObject *mapping) {
+    if (!PyMapping_Check(mapping)) {
+        return PyErr_Format(PyExc_TypeError, "reward weights must be a mapping of RewardWeights fields");
+    }
+    nh_reward_weights w;
+    memset(&w, 0, sizeof(w));
+    for (int k = 0; k < NH_NUM_SCHEDULED_WEIGHTS; k++) {
+        PyObject *v = weight_item(mapping, SCHEDULED_WEIGHT_NAMES[k]);
+        if (v == NULL) {
+            return NULL;
+        }
+        int err = parse_schedule(v, SCHEDULED_WEIGHT_NAMES[k], &w.scheduled[k]);
+        Py_DECREF(v);
+        if (err) {
+            return NULL;
+        }
+    }
+    static const char *const floats[2] = {"player_died_with_food_exponent", "player_died_with_food_offset"};
+    double *float_out[2] = {&w.died_with_food_exponent, &w.died_with_food_offset};
+    for (int k = 0; k < 2; k++) {
+        PyObject *v = weight_item(mapping, floats[k]);
+        if (v == NULL) {
+            return NULL;
+        }
+        int err = finite_double(v, floats[k], float_out[k]);
+        Py_DECREF(v);
+        if (err) {
+            return NULL;
+        }
+    }
+    for (int k = 0; k < NH_NUM_WEIGHT_SWITCHES; k++) {
+        PyObject *v = weight_item(mapping, SWITCH_NAMES[k]);
+        if (v == NULL) {
+            return NULL;
+        }
+        int ok = PyBool_Check(v);
+        w.switches[k] = v == Py_True;
+        Py_DECREF(v);
+        if (!ok) {
+            return PyErr_Format(PyExc_TypeError, "reward weight %s must be true or false", SWITCH_NAMES[k]);
+        }
+    }
+    if (self->weights == NULL) {
+        self->weights = PyMem_Calloc(1, sizeof(nh_reward_weights));
+        if (self->weights == NULL) {
+            return PyErr_NoMemory();
+        }
+    } else {
+        w.progress = self->weights->progress;
+    }
+    nh_set_reward_progress(&w, w.progress);
+    *self->weights = w;
+    Py_RETURN_NONE;
+}
+
+static PyObject *FightBatch_get_progress(FightBatchObject *self, void *closure) {
+    (void)closure;
+    return PyFloat_FromDouble(self->weights != NULL ? self->weights->progress : 0.0);
+}
+
+static int FightBatch_set_progress(FightBatchObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    if (self->weights == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "set_reward_weights before setting progress");
+        return -1;
+    }
+    double d;
+    if (value == NULL || finite_double(value, "progress", &d)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "progress cannot be deleted");
+        }
+        return -1;
+    }
+    nh_set_reward_progress(self->weights, d);
+    return 0;
+}
+
+static PyObject *style_name(int32_t style) { /* rewards.STYLE_NAMES, "null" for none (§17.1) */
+    static const char *const names[3] = {"MELEE", "RANGED", "MAGIC"};
+    return PyUnicode_FromString(style >= 0 && style < 3 ? names[style] : "null");
+}
+
+static int set_item(PyObject *d, const char *key, PyObject *v) {
+    if (v == NULL) {
+        return -1;
+    }
+    int err = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return err;
+}
+
+static PyObject *signals_dict(const nh_signals *s) {
+    PyObject *d = PyDict_New();
+    if (d == NULL) {
+        return NULL;
+    }
+    int err = set_item(d, "damageGeneratedOnTargetScale", PyFloat_FromDouble(s->damage_generated_on_target_scale)) ||
+              set_item(d, "damageGeneratedOnPlayerScale", PyFloat_FromDouble(s->damage_generated_on_player_scale)) ||
+              set_item(d, "damageDealt", PyFloat_FromDouble(s->damage_dealt)) ||
+              set_item(d, "damageReceived", PyFloat_FromDouble(s->damage_received)) ||
+              set_item(d, "extraDamageDealtOnTargetScale", PyFloat_FromDouble(s->extra_damage_dealt_on_target_scale)) ||
+              set_item(d, "extraDamageDealtOnPlayerScale", PyFloat_FromDouble(s->extra_damage_dealt_on_player_scale)) ||
+              set_item(d, "hitWithSmite", PyBool_FromLong(s->hit_with_smite)) ||
+              set_item(d, "targetAttackedWithSmite", PyBool_FromLong(s->target_attacked_with_smite)) ||
+              set_item(d, "playerHealedScale", PyFloat_FromDouble(s->player_healed_scale)) ||
+              set_item(d, "targetHealedScale", PyFloat_FromDouble(s->target_healed_scale)) ||
+              set_item(d, "currentTargetPrayerType", style_name(s->current_target_prayer_type)) ||
+              set_item(d, "targetAttackStyleType", style_name(s->target_attack_style_type)) ||
+              set_item(d, "playerFrozenTicks", PyLong_FromLong(s->player_frozen_ticks)) ||
+              set_item(d, "targetFrozenTicks", PyLong_FromLong(s->target_frozen_ticks)) ||
+              set_item(d, "currentPrayerPercent", PyFloat_FromDouble(s->current_prayer_percent)) ||
+              set_item(d, "attackLevelScale", PyFloat_FromDouble(s->attack_level_scale)) ||
+              set_item(d, "strengthLevelScale", PyFloat_FromDouble(s->strength_level_scale)) ||
+              set_item(d, "defenceLevelScale", PyFloat_FromDouble(s->defence_level_scale)) ||
+              set_item(d, "rangedLevelScale", PyFloat_FromDouble(s->ranged_level_scale)) ||
+              set_item(d, "magicLevelScale", PyFloat_FromDouble(s->magic_level_scale)) ||
+              set_item(d, "remainingFoodScale", PyFloat_FromDouble(s->remaining_food_scale)) ||
+              set_item(d, "targetRemainingFoodScale", PyFloat_FromDouble(s->target_remaining_food_scale)) ||
+              set_item(d, "remainingBrewScale", PyFloat_FromDouble(s->remaining_brew_scale)) ||
+              set_item(d, "targetRemainingBrewScale", PyFloat_FromDouble(s->target_remaining_brew_scale));
+    if (!err && s->has_received) {
+        err = set_item(d, "protectedPrayer", PyBool_FromLong(s->protected_prayer)) ||
+              set_item(d, "targetHitAttackSpeed", PyLong_FromLong(s->target_hit_attack_speed)) ||
+              set_item(d, "attackTypeReceived", style_name(s->attack_type_received)) ||
+              set_item(d, "playerPrayerType", style_name(s->player_prayer_type));
+    }
+    if (!err && s->has_hit) {
+        err = set_item(d, "hitOffPrayer", PyBool_FromLong(s->hit_off_prayer)) ||
+              set_item(d, "playerHitAttackSpeed", PyLong_FromLong(s->player_hit_attack_speed)) ||
+              set_item(d, "attackTypeHit", style_name(s->attack_type_hit)) ||
+              set_item(d, "targetPrayerType", style_name(s->target_prayer_type));
+    }
+    if (!err && s->has_eat_at) {
+        err = set_item(d, "eatAtFoodScale", PyFloat_FromDouble(s->eat_at_food_scale));
+    }
+    if (!err && s->has_wasted_food) {
+        err = set_item(d, "wastedFoodScale", PyFloat_FromDouble(s->wasted_food_scale));
+    }
+    if (!err && s->has_wasted_brew) {
+        err = set_item(d, "wastedBrewScale", PyFloat_FromDouble(s->wasted_brew_scale));
+    }
+    if (err) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *FightBatch_signals(FightBatchObject *self, PyObject *args) {
+    Py_ssize_t i;
+    int p;
+    if (!PyArg_ParseTuple(args, "ni", &i, &p) || fight_player_at(self, i, p) == NULL) {
+        return NULL;
+    }
+    const nh_reward_state *rs = &self->rewards[i];
+    if (!rs->has_signals[p]) {
+        Py_RETURN_NONE;
+    }
+    return signals_dict(&rs->signals[p]);
+}
+
+static PyObject *FightBatch_last_rewards(FightBatchObject *self, PyObject *args) {
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "n", &i) || fight_at(self, i) == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(dd)", self->rewards[i].rewards[0], self->rewards[i].rewards[1]);
+}
+
+static PyObject *FightBatch_reward_components(FightBatchObject *self, PyObject *args) {
+    Py_ssize_t i;
+    int p;
+    if (!PyArg_ParseTuple(args, "ni", &i, &p) || fight_player_at(self, i, p) == NULL) {
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(NH_NUM_REWARD_COMPONENTS);
+    for (int k = 0; t != NULL && k < NH_NUM_REWARD_COMPONENTS; k++) {
+        PyTuple_SET_ITEM(t, k, PyFloat_FromDouble(self->rewards[i].parts[p][k]));
+    }
+    return t;
+}
+
+/* brief(i): (tick, done, build, fight_mode, hp 0, hp 1, is_baseline 0, is_baseline 1): what an engine's
+ * per-step info needs, without building the full player dicts. */
+static PyObject *FightBatch_brief(FightBatchObject *self, PyObject *args) {
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "n", &i)) {
+        return NULL;
+    }
+    const nh_fight *f = fight_at(self, i);
+    if (f == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(iNiiiiNN)", f->tick, PyBool_FromLong(f->done), f->build, f->fight_mode,
+                         f->players[0].level[NH_SKILL_HITPOINTS], f->players[1].level[NH_SKILL_HITPOINTS],
+                         PyBool_FromLong(f->players[0].is_baseline), PyBool_FromLong(f->players[1].is_baseline));
+}
+
 static PyMethodDef FightBatch_methods[] = {
     {"reset", (PyCFunction)FightBatch_reset, METH_VARARGS,
      "reset(i, rng_state, params): FightSim.reset of fight i (params as for Rng.reset_draws)."},
@@ -1675,8 +2018,18 @@ static PyMethodDef FightBatch_methods[] = {
      "observation(i, p): the 176 observation entries of player p (float32 values)."},
     {"step", (PyCFunction)FightBatch_step, METH_VARARGS,
      "step(i, actions=None): one tick of fight i; actions = (a0, a1), each 12 ints or None."},
-    {"step_batch", (PyCFunction)FightBatch_step_batch, METH_VARARGS,
-     "step_batch(actions, has_action, results, masks=None, obs=None): one tick of every running fight."},
+    {"step_batch", (PyCFunction)(void (*)(void))FightBatch_step_batch, METH_VARARGS | METH_KEYWORDS,
+     "step_batch(actions, has_action, results, masks=None, obs=None, rewards=None, components=None): one tick of "
+     "every running fight."},
+    {"set_reward_weights", (PyCFunction)FightBatch_set_reward_weights, METH_O,
+     "set_reward_weights(mapping): every RewardWeights field by name (schedules as (a, b, n)); keeps progress."},
+    {"signals", (PyCFunction)FightBatch_signals, METH_VARARGS,
+     "signals(i, p): rewards.signals_for dict of player p's last step, None for a baseline or before a step."},
+    {"brief", (PyCFunction)FightBatch_brief, METH_VARARGS,
+     "brief(i): (tick, done, build, fight_mode, hp0, hp1, is_baseline0, is_baseline1) of fight i."},
+    {"last_rewards", (PyCFunction)FightBatch_last_rewards, METH_VARARGS, "last_rewards(i): (reward 0, reward 1)."},
+    {"reward_components", (PyCFunction)FightBatch_reward_components, METH_VARARGS,
+     "reward_components(i, p): the last step's reward components of player p (a tuple in REWARD_COMPONENTS order)."},
     {"write_masks", (PyCFunction)FightBatch_write_masks, METH_VARARGS,
      "write_masks(masks, obs=None): both players' masks (and observations) of every fight (after resets)."},
     {"activate_prayer", (PyCFunction)FightBatch_activate_prayer, METH_VARARGS,
@@ -1693,6 +2046,8 @@ static PyMethodDef FightBatch_methods[] = {
 
 static PyGetSetDef FightBatch_getset[] = {
     {"n_fights", (getter)FightBatch_len, NULL, "Number of fights.", NULL},
+    {"progress", (getter)FightBatch_get_progress, (setter)FightBatch_set_progress,
+     "Training progress for the reward schedules (§17.4); needs reward weights.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1939,6 +2294,15 @@ PyMODINIT_FUNC PyInit__nhcore(void) {
         return NULL;
     }
     Py_INCREF(&FightBatchType);
+    PyObject *components = PyTuple_New(NH_NUM_REWARD_COMPONENTS);
+    for (int k = 0; components != NULL && k < NH_NUM_REWARD_COMPONENTS; k++) {
+        PyTuple_SET_ITEM(components, k, PyUnicode_FromString(REWARD_COMPONENT_NAMES[k]));
+    }
+    if (components == NULL || PyModule_AddObject(m, "REWARD_COMPONENTS", components) < 0) {
+        Py_XDECREF(components);
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObject(m, "FightBatch", (PyObject *)&FightBatchType) < 0) {
         Py_DECREF(&FightBatchType);
         Py_DECREF(m);

@@ -1,0 +1,78 @@
+"""`env.engine`: which simulator the training envs step, and that the choice changes nothing but speed.
+
+The training env (`TrainingEnv`, what every env runner builds from `env_config`) on the compiled core and on
+the Python engine plays the same episodes: the same observations, rewards, terminations and the same
+end-of-episode metrics (which read the players' base hitpoints through `engine.base_hp`, not the simulator).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from envs.nh.contract import apply_dependencies_and_force
+from envs.nh.core_engine import CoreEngine, core_available
+from envs.nh.engine import NHEngine
+from osrs_rllib.config import load_config
+from osrs_rllib.opponents import TrainingEnv
+from osrs_rllib.train import Trainer, TrainingError, env_config
+
+NH = Path(__file__).resolve().parents[2] / "configs" / "nh.yml"
+
+needs_core = pytest.mark.skipif(not core_available(), reason="the compiled core is not built here")
+
+
+def _env(engine: str, mix: dict[str, float]) -> TrainingEnv:
+    cfg = load_config(NH, [f"env.engine={engine}"])
+    return TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": mix, "mix_seed": 5})
+
+
+def _episodes(env: TrainingEnv, seeds: tuple[int, ...]) -> list[Any]:
+    rng = np.random.default_rng(11)
+    out: list[Any] = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        while True:
+            actions = {}
+            for agent, o in obs.items():
+                mask = o["action_mask"] > 0.5
+                actions[agent] = apply_dependencies_and_force(
+                    mask, lambda h, legal: int(rng.choice(np.flatnonzero(legal))))
+            obs, rewards, term, trunc, infos = env.step(actions)
+            out.append(({a: o["observations"].tobytes() for a, o in obs.items()}, rewards, term, trunc))
+            if term["__all__"] or trunc["__all__"]:
+                out.append((infos["player_0"]["episode_metrics"], infos["player_0"]["opponent_kind"]))
+                break
+    return out
+
+
+@needs_core
+@pytest.mark.parametrize("mix", [{"baseline": 1.0}, {"self_play": 1.0}, {"novice": 1.0}, {"prescient": 1.0}])
+def test_training_env_on_the_core_plays_the_python_engines_episodes(mix: dict[str, float]) -> None:
+    core, python = _env("core", mix), _env("python", mix)
+    assert isinstance(core.engine, CoreEngine) and isinstance(python.engine, NHEngine)
+    assert _episodes(core, (3, 4)) == _episodes(python, (3, 4))
+
+
+def test_auto_picks_the_core_where_it_is_built() -> None:
+    env = _env("auto", {"baseline": 1.0})
+    assert isinstance(env.engine, CoreEngine if core_available() else NHEngine)
+
+
+def test_a_forced_core_that_is_not_built_stops_training_before_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    import envs.nh.core_engine
+
+    monkeypatch.setattr(envs.nh.core_engine, "core_available", lambda: False)
+    trainer = Trainer.__new__(Trainer)
+    trainer.cfg = load_config(NH, ["env.engine=core"])
+    trainer.echo = print
+    with pytest.raises(TrainingError, match=r"env\.engine is core but the compiled simulator core is not built"):
+        trainer._announce_engine()
+    lines: list[str] = []
+    trainer.cfg = load_config(NH, ["env.engine=auto"])
+    trainer.echo = lines.append
+    trainer._announce_engine()
+    assert lines == ["simulator: the Python engine (the compiled core is not built (pip install -e .))"]

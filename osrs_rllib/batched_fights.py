@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.nh.contract import OBS_SIZE, FrameStack
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine, make_engine
+from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.opponents import ScriptedPolicy, act_rows, make_opponent, needs_opponent_action
 
@@ -86,18 +87,18 @@ class LadderSeat:
 
 @dataclass
 class _Slot:
-    engine: NHEngine
+    engine: AnyEngine
     stacks: tuple[FrameStack, ...]
     fight: int = -1
     seed: int = 0
     active: bool = False
 
 
-OnStart = Callable[[int, NHEngine], None]
+OnStart = Callable[[int, AnyEngine], None]
 """(fight index, engine just reset) → None."""
-OnStep = Callable[[int, NHEngine, EngineStep], None]
+OnStep = Callable[[int, AnyEngine, EngineStep], None]
 """(fight index, engine, the tick's result) → None; called every tick, the last one included."""
-OnAct = Callable[[int, NHEngine, list[np.ndarray | None]], None]
+OnAct = Callable[[int, AnyEngine, list[np.ndarray | None]], None]
 """(fight index, engine before the step, each seat's action of the tick, None for the simulator's baseline) → None;
 called every tick just before the engine steps (a replay recorder reads the state the actions were chosen in)."""
 
@@ -112,9 +113,13 @@ def play_fights(
     on_start: OnStart | None = None,
     on_step: OnStep | None = None,
     on_act: OnAct | None = None,
+    engine: str = "python",
 ) -> None:
     """Play one fight per seed, `parallel` at a time; report through `on_start`, `on_act` and `on_step` (see
     module).
+
+    `engine` is `make_engine`'s choice: ``core`` / ``auto`` step the compiled core (the same fights, bit for bit),
+    ``python`` the Python engine, which hooks that read the simulator's objects (``engine.sim``) need.
 
     `params` is one set for every fight, or one per fight (e.g. a build per fight, to spread a tournament
     evenly over builds); every fight must agree on who plays each seat. ``seat0=None`` (and ``seat1=None``) lets
@@ -136,7 +141,7 @@ def play_fights(
     if seat0 is None:
         if seat1 is not None:
             raise ValueError("the simulator's baseline plays seat 0 only when it plays seat 1 too; pass seat1=None")
-        _play_baselines(per_fight, seeds, on_start, on_step, on_act)
+        _play_baselines(per_fight, seeds, on_start, on_step, on_act, engine)
         return
     seats = (seat0,) if seat1 is None else (seat0, seat1)
     if seat1 is None and seat0.needs_opponent_action:
@@ -149,7 +154,8 @@ def play_fights(
     order = (1, 0) if seat0.needs_opponent_action else (0, 1)
     queue = list(range(len(seeds)))[::-1]
     slots = [
-        _Slot(NHEngine(per_fight[0] if per_fight else None), tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
+        _Slot(make_engine(engine, per_fight[0] if per_fight else None),
+              tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
         for _ in range(max(1, min(parallel, len(seeds))))
     ]
 
@@ -199,10 +205,11 @@ def _play_baselines(
     on_start: OnStart | None,
     on_step: OnStep | None,
     on_act: OnAct | None,
+    engine_name: str,
 ) -> None:
     """The simulator's baseline in both seats: nobody outside the engine acts, so there is no batch to share and
     the fights run one after another on one engine."""
-    engine = NHEngine(per_fight[0]) if per_fight else None
+    engine = make_engine(engine_name, per_fight[0]) if per_fight else None
     for k, seed in enumerate(seeds):
         assert engine is not None
         engine.reset(seed=int(seed), params=per_fight[k])

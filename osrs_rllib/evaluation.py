@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine
+from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER
@@ -96,13 +97,15 @@ def evaluate(
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
     builds: Sequence[Build] | None = None,
     unseen_builds: Sequence[Build] = (),
+    engine: str = "python",
 ) -> list[EvalResult]:
     """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
     player 0.
 
     `builds` defaults to the builds `params` trains on (`osrs_rllib.builds.trained_builds`); `unseen_builds`
     are played as well, `fights` each, and reported apart. Fights are spread evenly over builds and, when
-    `params` randomises the fight type, over fight types (`osrs_rllib.builds.spread`).
+    `params` randomises the fight type, over fight types (`osrs_rllib.builds.spread`). `engine` picks the
+    simulator (`make_engine`); both give the same fights.
     """
     if fights < 1:
         raise ValueError(f"fights must be at least 1, got {fights}")
@@ -116,7 +119,8 @@ def evaluate(
             raise ValueError(f"unknown evaluation opponent {opponent!r}; valid choices: {['baseline', *LADDER]}")
         results.append(
             _evaluate_one(
-                act, opponent, plan, trained, unseen, deterministic, seed, frame_stack, max(1, min(parallel, len(plan)))
+                act, opponent, plan, trained, unseen, deterministic, seed, frame_stack,
+                max(1, min(parallel, len(plan))), engine,
             )
         )
     return results
@@ -132,6 +136,7 @@ def _evaluate_one(
     seed: int,
     frame_stack: int | Sequence[int],
     parallel: int,
+    engine: str,
 ) -> EvalResult:
     scripted = opponent != OPPONENT_BASELINE
     seat_options = {
@@ -145,17 +150,18 @@ def _evaluate_one(
     trained_names = {b.value for b in trained}
     ticks = dealt = received = 0.0
 
-    def on_start(fight: int, engine: NHEngine) -> None:
+    def on_start(fight: int, engine: AnyEngine) -> None:
         metrics[fight] = EpisodeMetrics()
         metrics[fight].reset(engine, opponent)
 
-    def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
+    def on_step(fight: int, engine: AnyEngine, step: EngineStep) -> None:
         nonlocal ticks, dealt, received
         metrics[fight].record(step)
         if step.terminated or step.truncated:
             summary = metrics.pop(fight).summary()
-            split.add(engine.sim.build, engine.sim.fight_mode, step.outcomes[0])
-            if engine.sim.build.value in trained_names:
+            info = engine.info(0)
+            split.add(info["build"], info["fight_mode"], step.outcomes[0])
+            if info["build"] in trained_names:
                 ticks += summary["fight_ticks"]
                 dealt += summary["damage_dealt"]
                 received += summary["damage_received"]
@@ -170,6 +176,7 @@ def _evaluate_one(
         parallel=parallel,
         on_start=on_start,
         on_step=on_step,
+        engine=engine,
     )
     headline: Tally = split.pooled(trained)
     n = max(1, headline.fights)

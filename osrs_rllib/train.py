@@ -603,6 +603,7 @@ class Trainer:
                     seed=ev.seed,
                     frame_stack=self.cfg.env.frame_stack,
                     unseen_builds=[Build(b) for b in ev.unseen_builds],
+                    engine=self.cfg.env.engine,
                 )
                 rows += [r.to_dict() for r in results]
         finally:

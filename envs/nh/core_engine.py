@@ -205,6 +205,10 @@ class CoreEngine:
         return info
 
 
+AnyEngine = NHEngine | CoreEngine
+"""Either engine: what `make_engine` returns and what the fight loops hand their hooks."""
+
+
 def core_available() -> bool:
     """Whether the compiled core is built and importable here."""
     try:

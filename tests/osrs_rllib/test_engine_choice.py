@@ -76,3 +76,24 @@ def test_a_forced_core_that_is_not_built_stops_training_before_ray(monkeypatch: 
     trainer.echo = lines.append
     trainer._announce_engine()
     assert lines == ["simulator: the Python engine (the compiled core is not built (pip install -e .))"]
+
+
+@needs_core
+@pytest.mark.parametrize("opponent", ["baseline", "tribrid"])
+def test_evaluation_on_the_core_gives_the_python_engines_results(opponent: str) -> None:
+    """Training evaluates on `env.engine` too: the same fights, so the same figures, only sooner."""
+    from envs.nh.contract import masked_random_actions
+    from osrs_rllib.evaluation import evaluate
+
+    def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+        # A policy with no state of its own: actions are a function of the observation, so both runs see the
+        # same policy whatever order the fights are stepped in.
+        seed = int(np.frombuffer(obs.tobytes(), dtype=np.uint32).sum() % (2**31))
+        return masked_random_actions(np.random.default_rng(seed), masks).astype(np.int64)
+
+    cfg = load_config(NH)
+    params = {k: v for k, v in cfg.env.params.items() if k != "include_opponent_observation"}
+    rows = {engine: [r.to_dict() for r in evaluate(act, [opponent], 2, params=params, seed=7, engine=engine)]
+            for engine in ("python", "core")}
+    assert rows["core"] == rows["python"]
+    assert rows["core"][0]["fights"] >= 12

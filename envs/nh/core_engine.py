@@ -80,6 +80,7 @@ class CoreEngine:
         self._baseline = (False, False)
         self._base_hp = (0, 0)
         self._started = False
+        self._done = False
 
     @property
     def params(self) -> FightParams:
@@ -126,6 +127,7 @@ class CoreEngine:
         self._copy_observed()
         self._base_hp = tuple(int(self._batch.player(0, i)["base"][_HP]) for i in range(2))
         self._started = True
+        self._done = False
 
     def _copy_observed(self) -> None:
         for i in self._observed:
@@ -153,7 +155,7 @@ class CoreEngine:
 
     def step(self, actions: Sequence[Sequence[int] | None]) -> EngineStep:
         """Simulate one tick with the agents' actions and return rewards and signals per player."""
-        if not self._started or self._batch.brief(0)[1]:
+        if not self._started or self._done:
             raise RuntimeError("the fight is over: call reset() before stepping again (spec §16.3)")
         for i in range(2):
             a = actions[i]
@@ -182,7 +184,9 @@ class CoreEngine:
                 for i, v in enumerate(values)
             ]
         rewards = self._rewards[0].tolist()
-        return EngineStep(rewards, signals, outcomes, outcomes[0] is not None, bool(r[3]), parts)
+        terminated, truncated = outcomes[0] is not None, bool(r[3])
+        self._done = terminated or truncated
+        return EngineStep(rewards, signals, outcomes, terminated, truncated, parts)
 
     def info(self, i: int, step: EngineStep | None = None) -> dict[str, Any]:
         """A small, JSON-friendly info dict for player i (the same keys and values as `NHEngine.info`)."""

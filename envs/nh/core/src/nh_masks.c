@@ -94,20 +94,11 @@ void nh_mask_values(const nh_fight *fight, const nh_player *p, int known_lunar, 
     int in_melee = adx + ady == 1;
     int can_melee = in_melee || can_move;
     /* state.inventory_facts */
-    int32_t doses[NH_POTION_RANGING + 1] = {0};
-    int32_t sharks = 0, karambwans = 0, anglerfish = 0;
-    int has_free_slot = 0;
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        int32_t id = p->inventory[k];
-        has_free_slot |= id == NH_EMPTY;
-        sharks += id == NH_ID_SHARK;
-        karambwans += id == NH_ID_KARAMBWAN;
-        anglerfish += id == NH_ID_ANGLERFISH;
-        const nh_consumable *c = id != NH_EMPTY ? nh_consumable_by_id(id) : NULL;
-        if (c != NULL && c->potion > 0) {
-            doses[c->potion] += c->doses;
-        }
-    }
+    nh_inventory_facts inv;
+    nh_inventory_facts_of(p, &inv);
+    const int32_t *doses = inv.doses;
+    int32_t sharks = inv.sharks, karambwans = inv.karambwans, anglerfish = inv.anglerfish;
+    int has_free_slot = inv.has_free_slot;
     int32_t food = sharks ? NH_ID_SHARK : anglerfish ? NH_ID_ANGLERFISH : NH_EMPTY;
     int can_2h = has_free_slot || p->equipment[NH_SLOT_SHIELD] == NH_EMPTY;
     int32_t energy = p->special_energy, magic = lv[NH_SKILL_MAGIC];

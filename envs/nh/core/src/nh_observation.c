@@ -130,11 +130,6 @@ void nh_observation_static(const nh_loadout *lo, int32_t fight_mode, double *v) 
     v[NH_OBS_IS_PLAYER_LUNAR_SPELLBOOK] = lo->spellbook == NH_SPELLBOOK_LUNAR;
 }
 
-static int32_t family_of(int32_t weapon) { /* state.WEAPON_FAMILY.get(id, MELEE) */
-    const nh_item *item = weapon != NH_EMPTY ? nh_item_by_id(weapon) : NULL;
-    return item != NULL && item->weapon_class >= 0 ? NH_WEAPON_CLASS_TABLE[item->weapon_class].family : NH_COMBAT_STYLE_MELEE;
-}
-
 /* observation._pending_on: (pending total damage, ticks until the first hit) on a player. */
 static void pending_on(const nh_player *q, int32_t *total, int32_t *first) {
     *total = 0;
@@ -195,19 +190,12 @@ void nh_encode_observation(const nh_fight *fight, const nh_player *p, const uint
     double v[NH_OBS_SIZE];
     memcpy(v, fight->obs_static[p->index], sizeof(v));
     int32_t wid = p->equipment[NH_SLOT_WEAPON], qwid = q->equipment[NH_SLOT_WEAPON];
-    int32_t fam = family_of(wid), tfam = family_of(qwid);
+    int32_t fam = nh_weapon_family(wid), tfam = nh_weapon_family(qwid);
     /* inventory facts */
-    int32_t doses[NH_POTION_RANGING + 1] = {0}, sharks = 0, karambwans = 0, anglerfish = 0;
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        int32_t id = p->inventory[k];
-        sharks += id == NH_ID_SHARK;
-        karambwans += id == NH_ID_KARAMBWAN;
-        anglerfish += id == NH_ID_ANGLERFISH;
-        const nh_consumable *c = id != NH_EMPTY ? nh_consumable_by_id(id) : NULL;
-        if (c != NULL && c->potion > 0) {
-            doses[c->potion] += c->doses;
-        }
-    }
+    nh_inventory_facts inv;
+    nh_inventory_facts_of(p, &inv);
+    const int32_t *doses = inv.doses;
+    int32_t sharks = inv.sharks, karambwans = inv.karambwans, anglerfish = inv.anglerfish;
     int32_t primary_food = sharks ? NH_ID_SHARK : anglerfish ? NH_ID_ANGLERFISH : NH_EMPTY;
     double base_hp = base[NH_SKILL_HITPOINTS], q_base_hp = q->base[NH_SKILL_HITPOINTS];
     int32_t distance = nh_distance(p, q);

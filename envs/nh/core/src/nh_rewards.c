@@ -31,26 +31,14 @@ void nh_set_reward_progress(nh_reward_weights *w, double progress) {
 
 /* rewards._food_total: Σ count × nominal heal over carried food, in hitpoints (§17.1). */
 static int32_t food_total(const nh_player *p, int32_t base_hp, int32_t *brew_doses) {
-    int32_t sharks = 0, karambwans = 0, anglerfish = 0, doses = 0;
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        int32_t id = p->inventory[k];
-        sharks += id == NH_ID_SHARK;
-        karambwans += id == NH_ID_KARAMBWAN;
-        anglerfish += id == NH_ID_ANGLERFISH;
-        const nh_consumable *c = id != NH_EMPTY ? nh_consumable_by_id(id) : NULL;
-        if (c != NULL && c->potion == NH_POTION_BREW) {
-            doses += c->doses;
-        }
-    }
-    *brew_doses = doses;
-    return sharks * nh_nominal_heal(NH_ID_SHARK, base_hp) + karambwans * nh_nominal_heal(NH_ID_KARAMBWAN, base_hp) +
-           anglerfish * nh_nominal_heal(NH_ID_ANGLERFISH, base_hp);
+    nh_inventory_facts inv;
+    nh_inventory_facts_of(p, &inv);
+    *brew_doses = inv.doses[NH_POTION_BREW];
+    return inv.sharks * nh_nominal_heal(NH_ID_SHARK, base_hp) +
+           inv.karambwans * nh_nominal_heal(NH_ID_KARAMBWAN, base_hp) +
+           inv.anglerfish * nh_nominal_heal(NH_ID_ANGLERFISH, base_hp);
 }
 
-static int32_t family_of(int32_t weapon) { /* state.WEAPON_FAMILY.get(id, MELEE) */
-    const nh_item *item = weapon != NH_EMPTY ? nh_item_by_id(weapon) : NULL;
-    return item != NULL && item->weapon_class >= 0 ? NH_WEAPON_CLASS_TABLE[item->weapon_class].family : NH_COMBAT_STYLE_MELEE;
-}
 
 static int32_t hit_total(const nh_pending_hit *h) {
     int32_t total = 0;
@@ -92,7 +80,7 @@ void nh_signals_for(const nh_fight *fight, int32_t pi, nh_signals *s) {
     s->player_healed_scale = (double)me->healed / bp;
     s->target_healed_scale = !q->is_baseline ? (double)them->healed / bq : 0.0;
     s->current_target_prayer_type = nh_protection_style(q);
-    s->target_attack_style_type = family_of(q->equipment[NH_SLOT_WEAPON]);
+    s->target_attack_style_type = nh_weapon_family(q->equipment[NH_SLOT_WEAPON]);
     s->player_frozen_ticks = p->timer_ticks[NH_TIMER_FREEZE];
     s->target_frozen_ticks = q->timer_ticks[NH_TIMER_FREEZE];
     s->current_prayer_percent = (double)lv[NH_SKILL_PRAYER] / base[NH_SKILL_PRAYER];

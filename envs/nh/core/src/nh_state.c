@@ -204,3 +204,24 @@ int nh_equip_set(nh_player *p, const int32_t *gear, int32_t n_gear, int unequip_
     }
     return changed;
 }
+
+void nh_inventory_facts_of(const nh_player *p, nh_inventory_facts *out) {
+    memset(out, 0, sizeof(*out));
+    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
+        int32_t id = p->inventory[k];
+        out->has_free_slot |= id == NH_EMPTY;
+        out->sharks += id == NH_ID_SHARK;
+        out->karambwans += id == NH_ID_KARAMBWAN;
+        out->anglerfish += id == NH_ID_ANGLERFISH;
+        const nh_consumable *c = id != NH_EMPTY ? nh_consumable_by_id(id) : NULL;
+        if (c != NULL && c->potion > 0) {
+            out->doses[c->potion] += c->doses;
+        }
+    }
+}
+
+int32_t nh_weapon_family(int32_t weapon) {
+    const nh_item *item = weapon != NH_EMPTY ? nh_item_by_id(weapon) : NULL;
+    return item != NULL && item->weapon_class >= 0 ? NH_WEAPON_CLASS_TABLE[item->weapon_class].family
+                                                   : NH_COMBAT_STYLE_MELEE;
+}

@@ -218,6 +218,17 @@ int nh_unequip(nh_player *p, int32_t slot);
 /* equipment.equip_set (§10.1); `unequip_rest` 0 is the scripted baseline's variant (§18.3). */
 int nh_equip_set(nh_player *p, const int32_t *gear, int32_t n_gear, int unequip_rest);
 
+/* state.inventory_facts: what the masks, the observation and the reward signals read from an inventory. */
+typedef struct {
+    int32_t doses[NH_POTION_RANGING + 1]; /* doses carried per potion kind (index 0 unused) */
+    int32_t sharks, karambwans, anglerfish;
+    int has_free_slot;
+} nh_inventory_facts;
+void nh_inventory_facts_of(const nh_player *p, nh_inventory_facts *out);
+
+/* state.WEAPON_FAMILY.get(weapon, MELEE): the combat style a weapon attacks with. */
+int32_t nh_weapon_family(int32_t weapon);
+
 /* PlayerState.set_timer (§3). */
 static inline void nh_set_timer(nh_player *p, int timer, int32_t ticks) {
     p->timer_ticks[timer] = ticks;

@@ -734,11 +734,12 @@ static PyObject *prayer_list(uint32_t mask) {
     return int_list(ids, n);
 }
 
-static PyObject *player_or_none(int32_t index) {
-    if (index == NH_NO_PLAYER) {
+/* A player reference (NH_NO_PLAYER), a style or any index that is negative for None, as Python sees it. */
+static PyObject *int_or_none(int32_t value) {
+    if (value < 0) {
         Py_RETURN_NONE;
     }
-    return PyLong_FromLong(index);
+    return PyLong_FromLong(value);
 }
 
 /* player(i, p): every field of PlayerState, enums as ints, player references as indices. */
@@ -790,8 +791,8 @@ static PyObject *FightBatch_player(FightBatchObject *self, PyObject *args) {
     PUT_INT(gmaul_queued);
     PUT_BOOL(special_regen_running);
     PUT_BOOL(vengeance);
-    PUT("target", player_or_none(p->target));
-    PUT("last_attacker", player_or_none(p->last_attacker));
+    PUT("target", int_or_none(p->target));
+    PUT("last_attacker", int_or_none(p->last_attacker));
     PUT_INT(last_hit_received_tick);
     PUT("selected_spell", p->selected_spell == NH_NO_SPELL ? Py_NewRef(Py_None) : PyLong_FromLong(p->selected_spell));
     PUT("previous_spell", p->previous_spell == NH_NO_SPELL ? Py_NewRef(Py_None) : PyLong_FromLong(p->previous_spell));
@@ -811,7 +812,7 @@ static PyObject *FightBatch_player(FightBatchObject *self, PyObject *args) {
     PUT_INT(pid_countdown);
     PUT_INT(poison_damage);
     PUT_BOOL(dying);
-    PUT("remembered_target", player_or_none(p->remembered_target));
+    PUT("remembered_target", int_or_none(p->remembered_target));
 #undef PUT_BOOL
 #undef PUT_INT
 #undef PUT
@@ -1532,13 +1533,6 @@ static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj,
     return PyLong_FromSsize_t(stepped);
 }
 
-static PyObject *style_or_none(int32_t style) {
-    if (style < 0) {
-        Py_RETURN_NONE;
-    }
-    return PyLong_FromLong(style);
-}
-
 /* events(i, p): TickEvents of player p (hit records without the delay, see nh_hit_record). */
 static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
@@ -1557,7 +1551,7 @@ static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
         PyObject *item = Py_BuildValue("{s:i,s:N,s:O,s:i,s:i,s:N,s:O}", "attacker", r->hit.attacker, "damages",
                                        int_list(r->hit.damages, r->hit.n_damages), "accurate",
                                        r->hit.accurate ? Py_True : Py_False, "style", r->hit.style, "attack_speed",
-                                       r->attack_speed, "defender_protection", style_or_none(r->defender_protection),
+                                       r->attack_speed, "defender_protection", int_or_none(r->defender_protection),
                                        "smite", r->smite ? Py_True : Py_False);
         if (item == NULL) {
             Py_CLEAR(hits);

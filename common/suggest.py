@@ -9,7 +9,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["closest", "closest_names", "did_you_mean"]
+__all__ = ["IN_PARENS", "closest", "closest_names", "did_you_mean"]
+
+IN_PARENS = " (did you mean {!r}?)"
+"""The `did_you_mean` template of config errors, whose message goes on after the hint."""
 
 
 def closest_names(word: object, choices: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:

@@ -35,18 +35,14 @@ def as_weights(weights: RewardWeights | Mapping[str, Any] | None) -> RewardWeigh
     return RewardWeights.from_mapping(weights)
 
 
-DEFAULT_ENGINE = "python"
-"""The adapters' default `engine`: consumers that read `engine.sim` (replays, `fight`, evaluation hooks) still
-need the Python engine; `auto` / `core` opt in to the compiled core (`envs/nh/core_engine.py`)."""
+DEFAULT_ENGINE = "auto"
+"""The adapters' default `engine`: the compiled core where it is built (bit-identical, several times faster),
+else the Python engine with one log line (`envs/nh/core_engine.py`). ``python`` forces the reference engine,
+for code that reads the simulator's own objects (`engine.sim`)."""
 
 
 def as_engine(engine: str | None) -> str:
     """The `engine` option (`auto`, `core`, `python`), checked; None is the default."""
-    from envs.nh.core_engine import ENGINES
-    from envs.nh.params import ParamError
+    from envs.nh.core_engine import check_engine
 
-    if engine is None:
-        return DEFAULT_ENGINE
-    if engine not in ENGINES:
-        raise ParamError(f"unknown engine {engine!r}; valid choices: {list(ENGINES)}")
-    return engine
+    return DEFAULT_ENGINE if engine is None else check_engine(engine)

@@ -15,7 +15,7 @@ How to run::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
-from envs.nh.core_engine import make_engine, use_rng
+from envs.nh.core_engine import CoreEngine, CoreFights, make_engine, step_engines, use_rng
 from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
 from envs.opponents import make_opponent
@@ -120,6 +120,11 @@ class NHMultiAgentEnv(MultiAgentEnv):
         return out
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        return self.end_step(self.engine.step(self.begin_step(action_dict)))
+
+    def begin_step(self, action_dict: Mapping[str, Any]) -> list[Any]:
+        """The first half of `step`: the tick's checked actions of both seats (the scripted opponent's included),
+        ready for the engine. `step_envs` steps many environments' engines together between the halves."""
         if self._done:
             raise RuntimeError("the fight is over: call reset() before stepping again")
         actions: list[Any] = [None, None]
@@ -132,7 +137,10 @@ class NHMultiAgentEnv(MultiAgentEnv):
             # a prescient rung (envs.opponents.nh_ladder) is shown the learner's action of the tick
             seen = {"opponent_action": actions[0]} if self._scripted.needs_opponent_action else {}
             actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1], **seen)
-        res = self.engine.step(actions)
+        return actions
+
+    def end_step(self, res: EngineStep) -> tuple[dict, dict, dict, dict, dict]:
+        """The second half of `step`: RLlib's five dicts from the engine's result of the tick."""
         self.on_engine_step(res)
         self._done = res.terminated or res.truncated
         obs, rew, infos = {}, {}, {}
@@ -154,6 +162,36 @@ class NHMultiAgentEnv(MultiAgentEnv):
     def set_training_progress(self, progress: float) -> None:
         """Training progress (completed rollouts) for scheduled reward weights (spec §17.4)."""
         self.engine.progress = float(progress)
+
+
+def share_core_batch(envs: Sequence[NHMultiAgentEnv]) -> bool:
+    """Put the fights of several environments on one compiled batch, so that `step_envs` steps them all in one
+    core call; call it before their first reset. Returns False (and changes nothing) unless every environment
+    runs the compiled core with the same reward weights: the batch holds one set of weights and one training
+    progress, which `set_training_progress` sets for all of them alike."""
+    if not envs or not all(isinstance(e, NHMultiAgentEnv) and isinstance(e.engine, CoreEngine) for e in envs):
+        return False
+    weights = envs[0].engine.reward_weights
+    if any(e.engine.reward_weights != weights for e in envs):
+        return False
+    fights = CoreFights(len(envs), weights)
+    fights.batch.progress = envs[0].engine.progress
+    for k, env in enumerate(envs):
+        old = env.engine
+        assert isinstance(old, CoreEngine)
+        env.engine = fights.engine(k, old.params, observe_all=old.observe_all)
+        env.engine.record_reward_components = old.record_reward_components
+    return True
+
+
+def step_envs(
+    envs: Sequence[NHMultiAgentEnv], action_dicts: Sequence[Mapping[str, Any]]
+) -> list[tuple[dict, dict, dict, dict, dict]]:
+    """`env.step(actions)` for every environment, with one core call for all of them when their fights share a
+    batch (`share_core_batch`); the results are exactly those of stepping each in turn."""
+    actions = [env.begin_step(a) for env, a in zip(envs, action_dicts, strict=True)]
+    steps = step_engines([env.engine for env in envs], actions)
+    return [env.end_step(res) for env, res in zip(envs, steps, strict=True)]
 
 
 def _check_opponent(name: str) -> None:

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, PlainValidator, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from common.suggest import did_you_mean
-from common.validation import Check, checked, is_int, is_number, keyed_error
+from common.suggest import IN_PARENS, did_you_mean
+from common.validation import Check, KeyedError, checked, from_mapping, is_int, is_number, one_of
 from league.players import SCRIPTED_PREFIX, TARGET_PREFIX
 from league.sampling import CURRENT_MAIN, OPPONENT_KINDS, PFSP, PFSP_WEIGHTINGS, PRIORITIZED, SELF_PLAY
 
@@ -26,23 +26,15 @@ MAIN_MIX_KINDS: tuple[str, ...] = tuple(k for k in OPPONENT_KINDS if k != CURREN
 """Kinds main's mix may use (``main`` would be self-play again)."""
 
 
-class LeagueConfigError(ValueError):
+class LeagueConfigError(KeyedError):
     """A league setting is unknown or invalid; `key` names it."""
 
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.detail = message
 
-
-_HINT = " (did you mean {!r}?)"
-
-
-_POSITIVE_INT: Check = (lambda v: is_int(v) and v >= 1, "a positive integer")
-_COUNT: Check = (lambda v: is_int(v) and v >= 0, "a non-negative integer")
-_LIMIT: Check = (lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no limit)")
-_POSITIVE: Check = (lambda v: is_number(v) and v > 0, "a positive number")
-_PROBABILITY: Check = (lambda v: is_number(v) and 0 <= v <= 1, "a probability in [0, 1]")
+_POSITIVE_INT = Check(lambda v: is_int(v) and v >= 1, "a positive integer")
+_COUNT = Check(lambda v: is_int(v) and v >= 0, "a non-negative integer")
+_LIMIT = Check(lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no limit)")
+_POSITIVE = Check(lambda v: is_number(v) and v > 0, "a positive number")
+_PROBABILITY = Check(lambda v: is_number(v) and 0 <= v <= 1, "a probability in [0, 1]")
 _CHECKS: dict[str, Check] = {
     "snapshot_interval": _POSITIVE_INT,
     "exploiter_min_games": _POSITIVE_INT,
@@ -56,10 +48,11 @@ _CHECKS: dict[str, Check] = {
     "elo_k": _POSITIVE,
     "exploiter_win_threshold": _PROBABILITY,
     "league_exploiter_reset_probability": _PROBABILITY,
-    "payoff_decay": (lambda v: is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "elo_start": (is_number, "a number"),
+    "payoff_decay": Check(lambda v: is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
+    "elo_start": Check(is_number, "a number"),
+    "pfsp_weighting": one_of(PFSP_WEIGHTINGS),
 }
-"""Each field's check (the mix and the weighting have their own validators)."""
+"""Each field's check (the mix has its own validator)."""
 
 
 def _check_mix(values: Any) -> Mapping[str, float]:
@@ -75,7 +68,7 @@ def _check_mix(values: Any) -> Mapping[str, float]:
         if kind not in MAIN_MIX_KINDS and not fixed_id:
             raise LeagueConfigError(
                 f"opponent_mix.{kind}",
-                f"unknown opponent kind{did_you_mean(kind, MAIN_MIX_KINDS, _HINT)}; valid kinds: "
+                f"unknown opponent kind{did_you_mean(kind, MAIN_MIX_KINDS, IN_PARENS)}; valid kinds: "
                 f"{list(MAIN_MIX_KINDS)} or a fixed player id ('scripted_<name>', 'target_<slug>')",
             )
         if not is_number(share) or share < 0:
@@ -91,7 +84,7 @@ class LeagueConfig:
 
     snapshot_interval: int = 10
     """Training iterations between two snapshots of main (its first one is taken at this iteration)."""
-    opponent_mix: Annotated[Mapping[str, float], Field(exclude=True)] = dataclasses.field(
+    opponent_mix: Annotated[Mapping[str, float], PlainValidator(_check_mix), Field(exclude=True)] = dataclasses.field(
         default_factory=lambda: DEFAULT_OPPONENT_MIX, hash=False
     )
     """Main's opponent mix, kind → share (normalised; read-only). Kinds: `OPPONENT_KINDS` except ``main``, or
@@ -126,30 +119,10 @@ class LeagueConfig:
     seed: int = 0
     """Seed of the league's own generator (the league-exploiter reset draws)."""
 
-    @field_validator("opponent_mix", mode="before")
-    @classmethod
-    def _mix(cls, value: Any) -> Mapping[str, float]:
-        return _check_mix(value)
-
-    @field_validator("opponent_mix")
-    @classmethod
-    def _read_only(cls, value: Mapping[str, float]) -> Mapping[str, float]:
-        return MappingProxyType(dict(value))
-
     @field_validator(*_CHECKS, mode="before")
     @classmethod
     def _check(cls, value: Any, info: ValidationInfo) -> Any:
         return checked(_CHECKS, LeagueConfigError, str(info.field_name), value)
-
-    @field_validator("pfsp_weighting", mode="before")
-    @classmethod
-    def _weighting(cls, value: Any) -> str:
-        if value not in PFSP_WEIGHTINGS:
-            raise LeagueConfigError(
-                "pfsp_weighting",
-                f"expected one of {list(PFSP_WEIGHTINGS)}, got {value!r}{did_you_mean(value, PFSP_WEIGHTINGS, _HINT)}",
-            )
-        return str(value)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle through `to_dict`: a read-only mix (`MappingProxyType`) cannot be pickled itself."""
@@ -163,20 +136,8 @@ class LeagueConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> LeagueConfig:
         """Build from a plain mapping (YAML, a checkpoint); unknown keys name the closest valid one."""
-        values = dict(values or {})
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in values:
-            if key not in names:
-                raise LeagueConfigError(
-                    str(key), f"unknown league option{did_you_mean(key, names, _HINT)}; valid options: {names}"
-                )
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            raise keyed_error(exc, LeagueConfigError) from None
+        return from_mapping(cls, values, LeagueConfigError, "unknown league option{hint}; valid options: {names}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (the mix as a mapping); `from_dict(to_dict())` round-trips."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["opponent_mix"] = self.mix
-        return out
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | {"opponent_mix": self.mix}

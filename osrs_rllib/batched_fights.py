@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.nh.contract import OBS_SIZE, FrameStack
-from envs.nh.core_engine import AnyEngine, make_engine
+from envs.nh.core_engine import AnyEngine, make_engine, make_engines, step_engines
 from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.opponents import ScriptedPolicy, act_rows, make_opponent, needs_opponent_action
@@ -43,6 +43,34 @@ def seat_seed(fight_seed: int, seat: int) -> int:
     gives one fight wherever it is played, and the two seats never share a stream.
     """
     return int(np.random.SeedSequence((fight_seed, seat)).generate_state(1)[0])
+
+
+class SeatNoise:
+    """A sampling model's noise for one seat: one stream per fight, seeded with `seat_seed`, one torch seed drawn
+    from it per tick, so a fight's sampled actions do not depend on which other fights share its batch (every
+    host of a sampling model draws its noise here: `fight`, the analysis API)."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self._rngs: dict[int, np.random.Generator] = {}
+
+    def draw(self, fight_seeds: Sequence[int]) -> np.ndarray:
+        """This tick's noise (B, heads, values) float32 for the given fights, in the model's `noise=` layout."""
+        import torch
+
+        from envs.nh.contract import MAX_HEAD_SIZE, NUM_HEADS
+
+        rows = []
+        for fight_seed in fight_seeds:
+            rng = self._rngs.get(int(fight_seed))
+            if rng is None:
+                rng = self._rngs[int(fight_seed)] = np.random.default_rng(seat_seed(int(fight_seed), self.seat))
+            gen = torch.Generator().manual_seed(int(rng.integers(0, 2**31 - 1)))
+            rows.append(torch.rand(1, NUM_HEADS, MAX_HEAD_SIZE, generator=gen).numpy())
+        return np.concatenate(rows)
+
+    def forget(self, fight_seed: int) -> None:
+        self._rngs.pop(int(fight_seed), None)
 
 
 @dataclass(frozen=True)
@@ -113,13 +141,14 @@ def play_fights(
     on_start: OnStart | None = None,
     on_step: OnStep | None = None,
     on_act: OnAct | None = None,
-    engine: str = "python",
+    engine: str = "auto",
 ) -> None:
     """Play one fight per seed, `parallel` at a time; report through `on_start`, `on_act` and `on_step` (see
     module).
 
-    `engine` is `make_engine`'s choice: ``core`` / ``auto`` step the compiled core (the same fights, bit for bit),
-    ``python`` the Python engine, which hooks that read the simulator's objects (``engine.sim``) need.
+    `engine` is `make_engine`'s choice: ``auto`` (the default) / ``core`` step the compiled core (the same fights,
+    bit for bit), every live fight in one core call per tick; ``python`` the Python engine, for hooks that read
+    the simulator's own objects (``engine.sim``).
 
     `params` is one set for every fight, or one per fight (e.g. a build per fight, to spread a tournament
     evenly over builds); every fight must agree on who plays each seat. ``seat0=None`` (and ``seat1=None``) lets
@@ -153,11 +182,8 @@ def play_fights(
         raise ValueError("two prescient seats cannot meet: each would have to act after the other")
     order = (1, 0) if seat0.needs_opponent_action else (0, 1)
     queue = list(range(len(seeds)))[::-1]
-    slots = [
-        _Slot(make_engine(engine, per_fight[0] if per_fight else None),
-              tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats))
-        for _ in range(max(1, min(parallel, len(seeds))))
-    ]
+    engines = make_engines(engine, max(1, min(parallel, len(seeds))), per_fight[0] if per_fight else None)
+    slots = [_Slot(e, tuple(FrameStack(s.frame_stack, OBS_SIZE) for s in seats)) for e in engines]
 
     def start(slot: _Slot) -> None:
         slot.fight = queue.pop()
@@ -186,11 +212,12 @@ def play_fights(
                 chosen[i] = seat.act(obs, masks, fight_seeds, opponent_actions=chosen[1 - i])
             else:
                 chosen[i] = seat.act(obs, masks, fight_seeds)
-        for j, slot in enumerate(live):
-            actions = [chosen[0][j], chosen[1][j] if len(chosen) > 1 else None]
-            if on_act is not None:
-                on_act(slot.fight, slot.engine, actions)
-            step = slot.engine.step(actions)
+        actions = [[chosen[0][j], chosen[1][j] if len(chosen) > 1 else None] for j in range(len(live))]
+        if on_act is not None:
+            for slot, acts in zip(live, actions, strict=True):
+                on_act(slot.fight, slot.engine, acts)
+        steps = step_engines([s.engine for s in live], actions)  # one core call for every live fight
+        for slot, step in zip(live, steps, strict=True):
             if on_step is not None:
                 on_step(slot.fight, slot.engine, step)
             if step.terminated or step.truncated:

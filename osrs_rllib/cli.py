@@ -87,6 +87,10 @@ def fight(
         Path | None,
         typer.Option(help="Write every fight as a replay file DIR/fight-<k>.nhreplay (see osrs-rllib replay)."),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(help="Simulator: auto (the compiled core when built), core or python (same fights)."),
+    ] = "auto",
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
 
@@ -96,6 +100,7 @@ def fight(
     prayer_switcher and apprentice). prescient is an upper bound, not honest play: it is shown its
     opponent's action of the tick, so it cannot face the baseline.
     """
+    from envs.nh.core_engine import check_engine
     from osrs_rllib.builds import parse_builds
     from osrs_rllib.fight import plan_matchup, run_fights
 
@@ -106,11 +111,12 @@ def fight(
             options["account_build"] = builds[0].value
             builds = None
         plan_matchup(a, b, options)  # validate everything before the first fight
+        check_engine(engine)
     except ValueError as exc:
         raise _fail(str(exc)) from None
 
     if as_json:
-        summary = run_fights(a, b, n, seed, options, builds=builds, record=record)
+        summary = run_fights(a, b, n, seed, options, builds=builds, record=record, engine=engine)
         typer.echo(json.dumps(summary.to_dict(), default=str))
         return
 
@@ -127,7 +133,8 @@ def fight(
     ) as bar:
         task = bar.add_task("fights", total=n)
         summary = run_fights(
-            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds, record=record
+            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds,
+            record=record, engine=engine,
         )
     Console().print(_summary_table(summary))
     if record is not None:
@@ -146,11 +153,15 @@ def replay(
     verify: Annotated[
         bool, typer.Option("--verify", help="Re-run the fight from its seed and actions; exit 1 if any tick differs.")
     ] = False,
+    engine: Annotated[
+        str, typer.Option(help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
+                          "or python (either verifies a replay recorded on either).")
+    ] = "auto",
 ) -> None:
     """Write a replay as one self-contained HTML page (no network needed to view it), or --verify it."""
     from osrs_rllib.replay.command import replay_command
 
-    raise typer.Exit(code=replay_command(file, out, verify, _fail))
+    raise typer.Exit(code=replay_command(file, out, verify, _fail, engine))
 
 
 def _summary_table(s: Any) -> Any:
@@ -472,6 +483,9 @@ def rate(
         str | None,
         typer.Option(help="Spread every pair's fights over these builds: a comma-separated list or 'all'."),
     ] = None,
+    engine: Annotated[
+        str, typer.Option(help="Simulator: auto (the compiled core when built), core or python (same games).")
+    ] = "auto",
 ) -> None:
     """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved.
 
@@ -480,6 +494,7 @@ def rate(
     every pair's fights (the trained builds, or --build), and a table of each player's score per build
     follows the ratings. The prescient rung does not meet the baseline (it must see its opponent's action).
     """
+    from envs.nh.core_engine import check_engine
     from envs.nh.params import FightParams, ParamError
     from osrs_rllib.builds import parse_builds
     from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, training_params
@@ -490,6 +505,7 @@ def rate(
         options = parse_set_options(set_ or [])
         params = FightParams.from_options({**training_params(roster), **options})
         builds = parse_builds(build) if build is not None else None
+        check_engine(engine)
     except (ValueError, ParamError, ModelFileError) as exc:
         raise _fail(str(exc)) from None
     if len(roster) < 2:
@@ -503,6 +519,7 @@ def rate(
         progress=None if as_json else lambda a, b: typer.echo(f"{a} vs {b}", err=True),
         builds=builds,
         by_build=scores,
+        engine=engine,
     )
     target = out or (Path(players[0]) if Path(players[0]).is_dir() else Path("."))
     written = save_table(rows, games, target)

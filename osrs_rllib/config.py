@@ -44,7 +44,7 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -57,17 +57,15 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
-    GetJsonSchemaHandler,
     PlainValidator,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
 from common.suggest import closest as _closest
-from common.validation import is_number as _is_number
+from common.validation import KeyedError, is_number
 from common.yaml_loader import FLOAT_12, FLOAT_FIRST_CHARS, StrictLoader
 from envs.nh.contract import frame_offsets
 from envs.nh.loadouts import Build
@@ -178,12 +176,12 @@ def _compose(problem: str, expected: str | None, suggestion: str | None) -> str:
     return text
 
 
-def _one_of(names: Sequence[str]) -> str:
+def _one_of(names: Iterable[str]) -> str:
     """'one of a, b, c' for a short list; long lists (reward weights) are summarised instead of dumped."""
-    names = sorted(names)
-    if len(names) <= 16:
-        return "one of " + ", ".join(names)
-    return f"one of {len(names)} names ({', '.join(names[:4])}, ...)"
+    ordered = sorted(names)
+    if len(ordered) <= 16:
+        return "one of " + ", ".join(ordered)
+    return f"one of {len(ordered)} names ({', '.join(ordered[:4])}, ...)"
 
 
 def _describe(value: object) -> str:
@@ -248,14 +246,14 @@ class Schedule:
         """
         if isinstance(raw, Schedule):
             return raw
-        if _is_number(raw):
+        if is_number(raw):
             return cls.constant(raw)
         shape = "a number or a list of [env_step, value] pairs starting at step 0"
         if not isinstance(raw, list | tuple) or not raw:
             raise _Invalid(f"got {_describe(raw)}", shape)
         points: list[tuple[int, float]] = []
         for pair in raw:
-            if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(_is_number(x) for x in pair):
+            if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(is_number(x) for x in pair):
                 raise _Invalid(f"got {_describe(pair)} in the schedule", f"{shape}, e.g. [[0, 3e-4], [1e6, 1e-4]]")
             step, value = _integral(pair[0]), float(pair[1])
             if not isinstance(step, int) or step < 0:
@@ -305,13 +303,6 @@ class Schedule:
             cls.parse,
             serialization=core_schema.plain_serializer_function_ser_schema(lambda s: s.to_plain()),
         )
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        pair = {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "number"}], "minItems": 2}
-        return {"anyOf": [{"type": "number"}, {"type": "array", "items": pair, "minItems": 1}]}
 
 
 def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Schedule]:
@@ -371,14 +362,18 @@ def _experiment_name(value: str) -> str:
     return value
 
 
-def _known_once(names: list[str], valid: Sequence[str], what: str, article: str) -> list[str]:
-    """`names` when each is one of `valid` and none is repeated (a repeat would double that part's cost)."""
-    for name in names:
-        if name not in valid:
-            raise _Invalid(f"unknown {what} {name!r}", _one_of(valid), suggestion=_closest(name, valid))
-    if len(set(names)) != len(names):
-        raise _Invalid(f"{names} names {article} {what} twice", f"each {what} once")
-    return names
+def _known_once(valid: Sequence[str] | None, what: str, article: str) -> AfterValidator:
+    """Each name one of `valid` (any name when None), none repeated (a repeat would double that part's cost)."""
+
+    def check(names: list[str]) -> list[str]:
+        for name in names:
+            if valid is not None and name not in valid:
+                raise _Invalid(f"unknown {what} {name!r}", _one_of(valid), suggestion=_closest(name, valid))
+        if len(set(names)) != len(names):
+            raise _Invalid(f"{names} names {article} {what} twice", f"each {what} once")
+        return names
+
+    return AfterValidator(check)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -447,16 +442,13 @@ class EnvConfig(_Section):
     @field_validator("reward_weights")
     @classmethod
     def _check_reward_weights(cls, weights: dict[str, Any]) -> dict[str, Any]:
-        names = list(WEIGHT_TYPES)
-        for key in weights:
-            if key not in names:
-                suggestion = _closest(key, names)
-                expected = f"a §17 weight, {_one_of(names)}"
-                raise _Invalid("unknown reward weight", expected, field=str(key), suggestion=suggestion)
         try:
             RewardWeights.from_mapping(weights)
         except RewardWeightError as exc:
-            expected = WEIGHT_CHECKS[WEIGHT_TYPES[exc.key]][1]
+            if exc.key not in WEIGHT_TYPES:
+                expected, suggestion = f"a §17 weight, {_one_of(WEIGHT_TYPES)}", _closest(exc.key, WEIGHT_TYPES)
+                raise _Invalid("unknown reward weight", expected, field=exc.key, suggestion=suggestion) from None
+            expected = WEIGHT_CHECKS[WEIGHT_TYPES[exc.key]].expected
             raise _Invalid(f"got {_describe(weights[exc.key])}", expected, field=exc.key) from None
         return weights
 
@@ -482,7 +474,7 @@ class OpponentsConfig(_Section):
     league_slots: PositiveInt = 4
     """Frozen league snapshots each env runner holds at once (weights are swapped in every iteration), so
     worker memory stays bounded however large the league grows."""
-    targets: list[str] = Field(default_factory=list)
+    targets: Annotated[list[str], _known_once(None, "model file", "a")] = Field(default_factory=list)
     """Frozen model files (``*.nhmodel``) the ``target`` kind draws from, uniformly; each plays seat 1 as
     deployed (greedy) and is never trained (`policies/model_file_policy.py`). `osrs-rllib exploit` sets it."""
 
@@ -496,15 +488,12 @@ class OpponentsConfig(_Section):
                         "scripted_in_env: true, or no share for this rung",
                         field="scripted_in_env",
                     )
-        wants = self.mix.get(TARGET, 0) > 0
-        if wants and not self.targets:
+        if self.mix.get(TARGET, 0) > 0 and not self.targets:
             raise _Invalid(
                 "the mix gives 'target' a share but opponents.targets is empty",
                 "model files in opponents.targets (e.g. [experiments/nh/models/best.nhmodel])",
                 field="targets",
             )
-        if len(set(self.targets)) != len(self.targets):
-            raise _Invalid(f"{self.targets} names a model file twice", "each model file once", field="targets")
         return self
 
     @field_validator("mix")
@@ -512,12 +501,8 @@ class OpponentsConfig(_Section):
     def _check_mix(cls, mix: dict[str, float]) -> dict[str, float]:
         for name, weight in mix.items():
             if name not in OPPONENT_KINDS:
-                raise _Invalid(
-                    "unknown opponent kind",
-                    _one_of(OPPONENT_KINDS),
-                    field=name,
-                    suggestion=_closest(name, OPPONENT_KINDS),
-                )
+                suggestion = _closest(name, OPPONENT_KINDS)
+                raise _Invalid("unknown opponent kind", _one_of(OPPONENT_KINDS), field=name, suggestion=suggestion)
             if weight < 0:
                 raise _Invalid(f"got {weight!r}", "a share ≥ 0", field=name)
         if not any(w > 0 for w in mix.values()):
@@ -609,10 +594,14 @@ class EvaluationConfig(_Section):
     fights: PositiveInt = 200
     """Fights per build per opponent per evaluation, spread evenly over fight types when those are randomised;
     the headline averages the trained builds (50 per build over six builds: about ±3 points at 95 %)."""
-    unseen_builds: list[str] = Field(default_factory=list)
+    unseen_builds: Annotated[list[str], _known_once([b.value for b in Build], "build", "a")] = Field(
+        default_factory=list
+    )
     """Builds also evaluated, `fights` each, as a check of how the agent does on a build it never trained on
     (e.g. MAXED for the §13.3 core builds); reported apart, outside the headline."""
-    opponents: list[str] = Field(default_factory=lambda: [BASELINE])
+    opponents: Annotated[list[str], _known_once(EVAL_OPPONENTS, "opponent", "an")] = Field(
+        default_factory=lambda: [BASELINE]
+    )
     """Opponents to evaluate against: ``baseline`` or ladder names (no self-play: it has no fixed target)."""
     deterministic: bool = True
     """Evaluate the greedy policy (most likely value of every head): what a deployed bot plays."""
@@ -620,16 +609,6 @@ class EvaluationConfig(_Section):
     """Also evaluate the sampling policy (what training sees); off by default as it doubles the cost."""
     seed: NonNegativeInt = 1_000_000
     """Base seed of evaluation fights, far from training seeds so the two never share an episode."""
-
-    @field_validator("opponents")
-    @classmethod
-    def _check_opponents(cls, opponents: list[str]) -> list[str]:
-        return _known_once(opponents, EVAL_OPPONENTS, "opponent", "an")
-
-    @field_validator("unseen_builds")
-    @classmethod
-    def _check_unseen_builds(cls, builds: list[str]) -> list[str]:
-        return _known_once(builds, [b.value for b in Build], "build", "a")
 
     @model_validator(mode="after")
     def _check_enabled(self) -> EvaluationConfig:
@@ -805,35 +784,26 @@ Provenance = dict[KeyPath, str]
 """Where each key of the resolved mapping was last written: a file, or `SET_SOURCE`."""
 
 
-def _record(node: Any, prefix: KeyPath, source: str, prov: Provenance) -> None:
-    prov[prefix] = source
-    if isinstance(node, Mapping):
-        for key, value in node.items():
-            _record(value, (*prefix, str(key)), source, prov)
-
-
-def _replace_under(path: KeyPath, value: Any, source: str, prov: Provenance) -> None:
+def _replace(path: KeyPath, value: Any, source: str, prov: Provenance) -> None:
+    """Record that `source` wrote `value` at `path`: it and every key below it, forgetting earlier writers there."""
     for key in [k for k in prov if k[: len(path)] == path]:
         del prov[key]
-    _record(value, path, source, prov)
+    prov[path] = source
+    for key, child in value.items() if isinstance(value, Mapping) else ():
+        _replace((*path, str(key)), child, source, prov)
 
 
-def _merge(
-    base: dict[str, Any], over: Mapping[str, Any], prov: Provenance, over_prov: Provenance, prefix: KeyPath = ()
-) -> dict[str, Any]:
-    """Deep-merge `over` into a copy of `base`: mappings merge, anything else replaces (with its provenance)."""
-    out = dict(base)
+def _merge(base: dict[str, Any], over: Mapping[str, Any], source: str, prov: Provenance, prefix: KeyPath = ()) -> None:
+    """Deep-merge `over`, written by `source`, into `base` in place: mappings merge, anything else replaces."""
     for key, value in over.items():
         path = (*prefix, str(key))
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            prov.setdefault(path, over_prov[path])
-            out[key] = _merge(dict(out[key]), value, prov, over_prov, path)
+        if isinstance(value, Mapping) and isinstance(base.get(key), Mapping):
+            prov.setdefault(path, source)
+            base[key] = dict(base[key])  # a copy: YAML aliases may share the mapping with another key
+            _merge(base[key], value, source, prov, path)
         else:
-            out[key] = value
-            for k in [k for k in prov if k[: len(path)] == path]:
-                del prov[k]
-            prov.update({k: v for k, v in over_prov.items() if k[: len(path)] == path})
-    return out
+            base[key] = value
+            _replace(path, value, source, prov)
 
 
 def _read_yaml(file: str) -> dict[str, Any]:
@@ -870,22 +840,19 @@ def _sibling_hint(file: str) -> str | None:
     return str(path.parent / close) if close else None
 
 
-def _load_tree(file: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], Provenance, list[str]]:
-    """`file` with its ``extends`` chain merged in, the provenance of every key, and the chain's files
-    from the root ancestor down to `file` (later files win)."""
+def _chain(file: str, seen: tuple[str, ...] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """`file` and its ``extends`` ancestors with their own data, the root ancestor first (later files win)."""
     data = _read_yaml(file)
     parent = data.pop("extends", None)
-    prov: Provenance = {}
-    _record(data, (), file, prov)
     if parent is None:
-        return data, prov, [file]
+        return [(file, data)]
     if not isinstance(parent, str) or not parent.strip():
         raise ConfigError(
             file, "extends", f"got {_describe(parent)}; expected the path of another config file, relative to this one"
         )
     parent_file = os.path.normpath(os.path.join(os.path.dirname(file), parent))
-    if os.path.realpath(parent_file) in [os.path.realpath(f) for f in (*chain, file)]:
-        cycle = " -> ".join((*chain, file, parent_file))
+    if os.path.realpath(parent_file) in [os.path.realpath(f) for f in (*seen, file)]:
+        cycle = " -> ".join((*seen, file, parent_file))
         raise ConfigError(
             file, "extends", f"extends cycle {cycle}; expected a chain that ends in a file without extends"
         )
@@ -896,9 +863,7 @@ def _load_tree(file: str, chain: tuple[str, ...]) -> tuple[dict[str, Any], Prove
             "extends",
             _compose(f"file {parent_file} not found", "a path relative to this file", hint and Path(hint).name),
         )
-    base, base_prov, files = _load_tree(parent_file, (*chain, file))
-    merged = _merge(base, data, base_prov, prov)
-    return merged, base_prov, [*files, file]
+    return [*_chain(parent_file, (*seen, file)), (file, data)]
 
 
 def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> None:
@@ -931,7 +896,7 @@ def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> No
             )
         node = child
     node[path[-1]] = value
-    _replace_under(path, value, SET_SOURCE, prov)
+    _replace(path, value, SET_SOURCE, prov)
 
 
 @dataclass(frozen=True)
@@ -959,13 +924,17 @@ class _Resolved:
 
 def _resolve(path: str | os.PathLike[str], overrides: Sequence[str]) -> _Resolved:
     file = os.fspath(path)
-    data, prov, files = _load_tree(file, ())
+    chain = _chain(file)
+    data: dict[str, Any] = {}
+    prov: Provenance = {}
+    for source, layer in chain:
+        _merge(data, layer, source, prov)
     for override in overrides:
         _apply_override(data, prov, override)
     if "name" not in data:
         data["name"] = Path(file).stem
         prov[("name",)] = file
-    return _Resolved(data, prov, (*files, SET_SOURCE))
+    return _Resolved(data, prov, (*(source for source, _ in chain), SET_SOURCE))
 
 
 def resolve_config_dict(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -1050,8 +1019,8 @@ _EXPECTED_TYPE = {
     "model_type": "a mapping",
     "model_attributes_type": "a mapping",
 }
-_EXPECTED_BOUND = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
-_BOUND_CTX = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
+_EXPECTED_BOUND = {"greater_than": (">", "gt"), "greater_than_equal": ("≥", "ge"), "less_than": ("<", "lt"),
+                   "less_than_equal": ("≤", "le")}  # fmt: skip
 
 
 def _section_keys(loc: Sequence[Any]) -> list[str]:
@@ -1086,8 +1055,9 @@ def _config_error(exc: ValidationError, resolved: _Resolved) -> ConfigError:
     elif kind in _EXPECTED_TYPE:
         message = _compose(f"got {_describe(value)}", _EXPECTED_TYPE[kind], None)
     elif kind in _EXPECTED_BOUND:
-        message = _compose(f"got {value!r}", f"a value {_EXPECTED_BOUND[kind]} {ctx[_BOUND_CTX[kind]]}", None)
-    elif kind == "value_error" and hasattr(ctx.get("error"), "detail"):  # a section's own keyed error
+        sign, bound = _EXPECTED_BOUND[kind]
+        message = _compose(f"got {value!r}", f"a value {sign} {ctx[bound]}", None)
+    elif kind == "value_error" and isinstance(ctx.get("error"), KeyedError):  # a section's own keyed error
         loc, message = (*loc[:-1], *ctx["error"].key.split(".")), ctx["error"].detail
     elif kind == "value_error" and "error" in ctx:
         message = str(ctx["error"])

@@ -97,7 +97,7 @@ def evaluate(
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
     builds: Sequence[Build] | None = None,
     unseen_builds: Sequence[Build] = (),
-    engine: str = "python",
+    engine: str = "auto",
 ) -> list[EvalResult]:
     """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
     player 0.

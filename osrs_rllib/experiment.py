@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from common.atomic_files import atomic_directory, write_json_atomic
+from common.processes import pid_alive
 
 CHECKPOINT_PREFIX = "iter-"
 STATE_FILE = "osrs_state.json"
@@ -52,23 +53,6 @@ def read_json(path: Path, default: Any = None) -> Any:
         return json.loads(path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return default
-
-
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped) still answers signal 0; /proc tells the truth on Linux.
-    stat = Path(f"/proc/{int(pid)}/stat")
-    with contextlib.suppress(OSError, IndexError):
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-    return True
 
 
 @dataclass(frozen=True)

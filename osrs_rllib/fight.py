@@ -17,7 +17,9 @@ Every figure in `FightSummary` is from side A's point of view. Fight ``k`` (0-ba
 is reproducible from its arguments alone, whatever the number of fights played at once.
 
 The fights run in `osrs_rllib.batched_fights.play_fights`, the one fight loop that evaluation, `rate` and
-the analysis API use as well; this module only seats the sides and sums up.
+the analysis API use as well; this module only seats the sides and sums up. It reads only what both engines
+give (`tick`, `build`, `fight_mode`, `hitsplats(i)`), so it runs on the compiled core by default (``engine``:
+``auto``); the summary, and the replays it records, are the same on both engines.
 
 Example:
     >>> s = run_fights("random", "baseline", n=20, seed=0)  # doctest: +SKIP
@@ -38,12 +40,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine, check_engine
+from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
+from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
 
 logger = logging.getLogger(__name__)
 
@@ -83,28 +86,17 @@ class ModelSide:
         self.model = load_model_file(path)
         self.deterministic = deterministic
         self._seat = seat
-        self._rngs: dict[int, np.random.Generator] = {}
-
-    def _noise(self, fight_seed: int) -> np.ndarray:
-        import torch
-
-        from envs.nh.contract import MAX_HEAD_SIZE, NUM_HEADS
-
-        rng = self._rngs.get(fight_seed)
-        if rng is None:
-            rng = self._rngs[fight_seed] = np.random.default_rng(seat_seed(fight_seed, self._seat))
-        gen = torch.Generator().manual_seed(int(rng.integers(0, 2**31 - 1)))
-        return torch.rand(1, NUM_HEADS, MAX_HEAD_SIZE, generator=gen).numpy()
+        self._noise = SeatNoise(seat)
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        noise = None if self.deterministic else np.concatenate([self._noise(int(s)) for s in seeds])
+        noise = None if self.deterministic else self._noise.draw(seeds)
         return self.model.act(obs, masks.astype(np.float32), self.deterministic, noise=noise)
 
     def seat(self) -> Seat:
         return Seat(self, self.model.frame_stack)
 
     def forget(self, fight_seed: int) -> None:
-        self._rngs.pop(fight_seed, None)
+        self._noise.forget(fight_seed)
 
 
 class _LadderSide(LadderSeat):
@@ -282,6 +274,7 @@ def run_fights(
     builds: Sequence[Build] | None = None,
     record: str | os.PathLike[str] | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    engine: str = "auto",
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
     and fight type.
@@ -299,13 +292,17 @@ def run_fights(
             (`osrs_rllib.replay`, docs/replays.md); fights are then played one at a time.
         parallel: Fights played at once in lockstep (`osrs_rllib.batched_fights.play_fights`), so that a model
             side runs one forward pass per tick for all of them; the results do not depend on it.
+        engine: The simulator (`envs.nh.core_engine.make_engine`): ``auto`` (the compiled core when built, else
+            the Python engine with one log line), ``core`` or ``python``; the summary and the replays are the
+            same on both.
 
     Returns:
         The `FightSummary`.
 
     Raises:
-        ValueError: Bad side names or options (see `plan_matchup`), n < 1 or seed < 0.
+        ValueError: Bad side names or options (see `plan_matchup`), n < 1, seed < 0 or an unknown engine.
     """
+    check_engine(engine)
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     if seed < 0:
@@ -335,22 +332,21 @@ def run_fights(
     pending: dict[int, tuple[list[Any], Any]] = {}
     done = 0
 
-    def on_start(k: int, engine: NHEngine) -> None:
+    def on_start(k: int, fight: AnyEngine) -> None:
         if recording is not None:
-            recording.start(k, seed + k, engine)
+            recording.start(k, seed + k, fight)
 
-    def on_act(k: int, engine: NHEngine, actions: list[Any]) -> None:
+    def on_act(k: int, fight: AnyEngine, actions: list[Any]) -> None:
         if recording is not None:
-            pending[k] = (actions, recording.readings(engine))
+            pending[k] = (actions, recording.readings(fight))
 
-    def on_step(k: int, engine: NHEngine, step: EngineStep) -> None:
+    def on_step(k: int, fight: AnyEngine, step: EngineStep) -> None:
         nonlocal done
-        sim = engine.sim
         if recording is not None:
             actions, readings = pending.pop(k)
-            recording.stepped(engine, step, actions, readings)
-        damage[0] += sum(sim.players[1 - side_a].hitsplats)
-        damage[1] += sum(sim.players[side_a].hitsplats)
+            recording.stepped(fight, step, actions, readings)
+        damage[0] += sum(fight.hitsplats(1 - side_a))
+        damage[1] += sum(fight.hitsplats(side_a))
         if not (step.terminated or step.truncated):
             return
         outcome0 = step.outcomes[0]
@@ -358,12 +354,12 @@ def run_fights(
             outcomes[k], truncated[k] = Outcome.TIED, True
         else:
             outcomes[k] = _MIRROR[outcome0] if m.swapped else outcome0
-        lengths[k] = sim.tick
-        splits[k] = (sim.build, sim.fight_mode)
+        lengths[k] = fight.tick
+        splits[k] = (fight.build, fight.fight_mode)
         for player in players:
             if player is not None:
                 player.forget(seed + k)
-        logger.debug("fight %d (seed %d): %s after %d ticks", k, seed + k, outcomes[k], sim.tick)
+        logger.debug("fight %d (seed %d): %s after %d ticks", k, seed + k, outcomes[k], fight.tick)
         done += 1
         if progress is not None:
             progress(done)
@@ -371,7 +367,15 @@ def run_fights(
     seats = [None if p is None else p.seat() for p in players]
     seeds = [seed + k for k in range(n)]
     play_fights(
-        plan, seeds, seats[0], seats[1], parallel=max(1, parallel), on_start=on_start, on_act=on_act, on_step=on_step
+        plan,
+        seeds,
+        seats[0],
+        seats[1],
+        parallel=max(1, parallel),
+        on_start=on_start,
+        on_act=on_act,
+        on_step=on_step,
+        engine=engine,
     )
 
     split = SplitTally()

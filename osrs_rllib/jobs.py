@@ -9,17 +9,14 @@ saying so (SIGKILL, OOM) shows as ``dead``, and ``--resume`` continues it from i
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common.processes import start_cli_detached
 from osrs_rllib.experiment import Experiment, list_experiments
-
-DETACH_FLAG = "--detach"
 
 
 @dataclass(frozen=True)
@@ -78,22 +75,9 @@ def list_jobs(root: str | os.PathLike[str]) -> list[Job]:
 def start_detached(exp: Experiment, argv: Sequence[str], command: str = "train") -> int:
     """Start ``osrs-rllib <command>`` (``train`` or ``exploit``) with `argv` (without ``--detach``) in the
     background; returns its pid."""
-    args = [a for a in argv if a != DETACH_FLAG]
-    exp.dir.mkdir(parents=True, exist_ok=True)
-    log = open(exp.log_path, "ab")
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "osrs_rllib.cli", command, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    finally:
-        log.close()
-    exp.write_run(state="starting", pid=proc.pid, detached=True, started_unix=time.time())
-    return proc.pid
+    pid = start_cli_detached(command, argv, exp.log_path)
+    exp.write_run(state="starting", pid=pid, detached=True, started_unix=time.time())
+    return pid
 
 
 def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:

@@ -29,6 +29,9 @@ Settings it does not implement are refused when the worker is built (`unsupporte
 observation filters, output writers, counting agent steps, complete-episode batches, recurrent models and
 ``explore: False``.
 
+When the sub-environments are NH fights on the compiled core (`envs/nh/core_engine.py`), the loop puts them on
+one `FightBatch` at start-up and steps all of them in one core call per tick (`envs.rllib_env.step_envs`).
+
 Select it with ``runners.sampler: lockstep`` (the default); ``rllib`` uses RLlib's sampler unchanged.
 """
 
@@ -46,6 +49,8 @@ from ray.rllib.evaluation.metrics import RolloutMetrics
 from ray.rllib.evaluation.postprocessing import compute_advantages
 from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
+
+from envs.rllib_env import NHMultiAgentEnv, share_core_batch, step_envs
 
 SB = SampleBatch
 
@@ -157,6 +162,8 @@ class LockstepSampler:
         self.envs = list(worker.async_env.get_sub_environments())
         if not self.envs:
             raise RuntimeError("the lockstep sampler needs the worker's sub-environments (an env runner with envs)")
+        self.batched = all(isinstance(e, NHMultiAgentEnv) for e in self.envs) and share_core_batch(self.envs)
+        """Whether the sub-environments' fights are one compiled batch, stepped in one core call per tick."""
         fragment = worker.config.get_rollout_fragment_length(worker.worker_index)
         self.fragment_length = int(fragment)
         self.slots: list[_Slot] = []
@@ -225,11 +232,12 @@ class LockstepSampler:
             t0 = time.perf_counter()
             actions = self._act()
             t1 = time.perf_counter()
-            env_time = 0.0
-            for env_id, slot in enumerate(self.slots):
-                s0 = time.perf_counter()
-                obs, rewards, terminateds, truncateds, infos = slot.env.step(actions[env_id])
-                env_time += time.perf_counter() - s0
+            if self.batched:
+                results = step_envs(self.envs, actions)
+            else:
+                results = [slot.env.step(actions[env_id]) for env_id, slot in enumerate(self.slots)]
+            env_time = time.perf_counter() - t1
+            for slot, (obs, rewards, terminateds, truncateds, infos) in zip(self.slots, results, strict=True):
                 self._record(slot, obs, rewards, terminateds, truncateds, infos, done, bootstrap)
             t2 = time.perf_counter()
             perf["inference"] += t1 - t0

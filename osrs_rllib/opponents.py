@@ -142,8 +142,8 @@ class TrainingEnv(NHMultiAgentEnv):
     def on_engine_step(self, step: EngineStep) -> None:
         self.metrics.record(step)
 
-    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        obs, rewards, terminateds, truncateds, infos = super().step(action_dict)
+    def end_step(self, step: EngineStep) -> tuple[dict, dict, dict, dict, dict]:
+        obs, rewards, terminateds, truncateds, infos = super().end_step(step)
         if terminateds["__all__"] or truncateds["__all__"]:
             info = infos.setdefault(LEARNER_AGENT, {})
             info["opponent_kind"] = self.draw.kind

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine, check_engine
+from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER
@@ -310,8 +311,11 @@ ProgressFn = Callable[[str, int, int], None]
 class _Collector:
     """Accumulates the recorded trajectories of `collect`, one opponent's fights at a time."""
 
-    def __init__(self, model: ModelFile, seed: int, parallel: int, progress: ProgressFn | None) -> None:
+    def __init__(
+        self, model: ModelFile, seed: int, parallel: int, progress: ProgressFn | None, engine: str = "auto"
+    ) -> None:
         self.model = model
+        self.engine = engine
         self.seed = seed
         self.parallel = parallel
         self.progress = progress
@@ -345,7 +349,7 @@ class _Collector:
         data = self.data
         done = 0
 
-        def on_step(local: int, engine: NHEngine, step: EngineStep) -> None:
+        def on_step(local: int, engine: AnyEngine, step: EngineStep) -> None:
             nonlocal done
             if not (step.terminated or step.truncated):
                 return
@@ -358,8 +362,8 @@ class _Collector:
                 data.fight.append(k)
                 data.seat.append(seat)
                 data.opponent.append(opponent)
-                data.build.append(engine.sim.build.value)
-                data.fight_type.append(engine.sim.fight_mode.value)
+                data.build.append(engine.build.value)
+                data.fight_type.append(engine.fight_mode.value)
                 data.outcome.append(outcome.value if outcome is not None else Outcome.TIED.value)
                 data.length.append(len(frames))
             if ladder is not None:
@@ -370,7 +374,9 @@ class _Collector:
 
         started = time.perf_counter()
         seat0 = self._seat(0, fight_of, buffers)
-        play_fights(plan, seeds, seat0, seat1, parallel=max(1, min(self.parallel, n)), on_step=on_step)
+        play_fights(
+            plan, seeds, seat0, seat1, parallel=max(1, min(self.parallel, n)), on_step=on_step, engine=self.engine
+        )
         logger.info("%d fights against %s in %.1f s", n, opponent, time.perf_counter() - started)
 
     def finish(self) -> OutcomeData:
@@ -393,8 +399,11 @@ def collect(
     *,
     parallel: int = DEFAULT_PARALLEL,
     progress: ProgressFn | None = None,
+    engine: str = "auto",
 ) -> OutcomeData:
     """Play `fights` fights of `model` against the mix and record every model seat's ticks (module docstring).
+
+    `engine` picks the simulator (`make_engine`: ``auto``, ``core``, ``python``); the fights are the same on both.
 
     Raises:
         OutcomeError: `fights` < 1, or fight parameters the simulator rejects.
@@ -406,7 +415,11 @@ def collect(
         FightParams.from_options(dict(fight_params))
     except ValueError as exc:
         raise OutcomeError(f"invalid fight parameters: {exc}") from None
-    collector = _Collector(model, seed, parallel, progress)
+    try:
+        check_engine(engine)
+    except ValueError as exc:
+        raise OutcomeError(str(exc)) from None
+    collector = _Collector(model, seed, parallel, progress, engine)
     torch_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a small network: extra threads only fight the simulator for the cores
     try:
@@ -523,11 +536,13 @@ def train_winrate(
     config: OutcomeConfig | None = None,
     parallel: int = DEFAULT_PARALLEL,
     progress: ProgressFn | None = None,
+    engine: str = "auto",
 ) -> TrainResult:
     """Play fights, train the outcome model and write the model file with the `winrate` extension.
 
     The new file is written atomically: to `out`, or over the model itself with `in_place`, or by default to
     ``<name>.winrate.nhmodel`` beside it. An outcome model already in the file is replaced.
+    `engine` picks the simulator of the fights (`collect`).
 
     Raises:
         OutcomeError: Too few fights to split, a bad mix, both `out` and `in_place`, or a file carrying other
@@ -551,7 +566,7 @@ def train_winrate(
     params = training_fight_params(model)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    data = collect(model, fights, seed, mix, params, parallel=parallel, progress=progress)
+    data = collect(model, fights, seed, mix, params, parallel=parallel, progress=progress, engine=engine)
     seconds["fights"] = time.perf_counter() - started
     parts = [data.subset(idx) for idx in split_fights(data, seed)]
     empty = [name for name, part in zip(SPLIT_NAMES, parts, strict=True) if part.trajectories == 0]
@@ -613,10 +628,12 @@ def check_winrate(
     mix: Mapping[str, float] | None = None,
     parallel: int = DEFAULT_PARALLEL,
     progress: ProgressFn | None = None,
+    engine: str = "auto",
 ) -> dict[str, Any]:
     """Play held-out fights and report the `winrate` extension's calibration and discrimination (`report`).
 
     Defaults: the mix and fight parameters it was trained with, seeds right after the training seeds.
+    `engine` picks the simulator of the fights (`collect`).
 
     Raises:
         OutcomeError: The file has no winrate extension, or the seeds overlap the training seeds.
@@ -642,7 +659,9 @@ def check_winrate(
     chosen_mix = check_mix(mix if mix is not None else info.get("mix") or DEFAULT_MIX)
     params = info.get("fight_params") or training_fight_params(model)
     started = time.perf_counter()
-    data = collect(model, fights, start, chosen_mix, params, parallel=parallel, progress=progress)
+    data = collect(
+        model, fights, start, chosen_mix, params, parallel=parallel, progress=progress, engine=engine
+    )
     elapsed = time.perf_counter() - started
     out = report(data, predict(model, data.obs))
     out.update(

@@ -80,6 +80,9 @@ def outcome_train(
         str | None, typer.Option(help="Opponent shares, e.g. 'self=0.5,baseline=0.2,tribrid=0.3' (default: see docs).")
     ] = None,
     parallel: Annotated[int, typer.Option(min=1, help="Fights stepped in lockstep.")] = 64,
+    engine: Annotated[
+        str, typer.Option(help="Simulator: auto (the compiled core when built), core or python (same fights).")
+    ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object and nothing else.")] = False,
 ) -> None:
     """Play FIGHTS fights of MODEL against itself, the baseline and the ladder, learn P(win) per tick from its own
@@ -97,6 +100,7 @@ def outcome_train(
             mix=parse_mix(mix) if mix else None,
             parallel=parallel,
             progress=_progress(as_json),
+            engine=engine,
         )
     except (OutcomeError, ModelFileError) as exc:
         raise _fail(str(exc)) from None
@@ -123,6 +127,9 @@ def outcome_check(
     = None,
     mix: Annotated[str | None, typer.Option(help="Opponent shares (default: the training mix).")] = None,
     parallel: Annotated[int, typer.Option(min=1, help="Fights stepped in lockstep.")] = 64,
+    engine: Annotated[
+        str, typer.Option(help="Simulator: auto (the compiled core when built), core or python (same fights).")
+    ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object and nothing else.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit with status 1 when a bar fails.")] = False,
 ) -> None:
@@ -135,7 +142,7 @@ def outcome_check(
     try:
         rep = check_winrate(
             model, fights, seed=seed, mix=parse_mix(mix) if mix else None, parallel=parallel,
-            progress=_progress(as_json),
+            progress=_progress(as_json), engine=engine,
         )
     except (OutcomeError, ModelFileError) as exc:
         raise _fail(str(exc)) from None

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine
+from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
@@ -138,11 +139,13 @@ def play_pair(
     seed: int,
     parallel: int,
     builds_out: list[str] | None = None,
+    engine: str = "auto",
 ) -> list[GameResult]:
     """`fights` fights between a and b (seats alternate; the baseline always sits in seat 1).
 
     `params` is one set for all fights or one per fight; `builds_out`, if given, receives the build each
-    returned game was played with (in the same order).
+    returned game was played with (in the same order). `engine` picks the simulator (`make_engine`: ``auto``,
+    ``core``, ``python``); both give the same games.
     """
     per_fight = [params] * fights if isinstance(params, FightParams) else list(params)
     if a.name == BASELINE and b.name == BASELINE:
@@ -164,7 +167,9 @@ def play_pair(
         by_seating.setdefault((first.name, second.name), []).append(k)
     players = {a.name: a, b.name: b}
     for (n0, n1), ks in by_seating.items():
-        results += _play_seated(players[n0], players[n1], ks, [per_fight[k] for k in ks], seed, parallel, builds_out)
+        results += _play_seated(
+            players[n0], players[n1], ks, [per_fight[k] for k in ks], seed, parallel, builds_out, engine
+        )
     return results
 
 
@@ -176,6 +181,7 @@ def _play_seated(
     seed: int,
     parallel: int,
     builds_out: list[str] | None,
+    engine: str,
 ) -> list[GameResult]:
     in_sim = p1.name == BASELINE
     seat_options = {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}
@@ -192,15 +198,16 @@ def _play_seated(
 
     results: list[GameResult] = []
 
-    def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
+    def on_step(fight: int, fight_engine: AnyEngine, step: EngineStep) -> None:
         if step.terminated or step.truncated:
             results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[step.outcomes[0] or Outcome.TIED]))
             if builds_out is not None:
-                builds_out.append(engine.sim.build.value)
+                builds_out.append(fight_engine.build.value)
             for ladder in ladders:
                 ladder.forget(seeds[fight])
 
-    play_fights(fp, seeds, seat_of(p0, 0), None if in_sim else seat_of(p1, 1), parallel=parallel, on_step=on_step)
+    seat1 = None if in_sim else seat_of(p1, 1)
+    play_fights(fp, seeds, seat_of(p0, 0), seat1, parallel=parallel, on_step=on_step, engine=engine)
     return results
 
 
@@ -213,13 +220,16 @@ def tournament(
     progress: Callable[[str, str], None] | None = None,
     builds: Sequence[Build] | None = None,
     by_build: dict[str, dict[str, list[float]]] | None = None,
+    engine: str = "auto",
 ) -> tuple[list[RatingRow], list[GameResult]]:
     """Round robin: every pair plays `fights` fights; returns the ratings table and every game.
 
     With `builds`, or when `params` randomises the build, every pair's fights are spread evenly over the
     builds (each build from both seats, `osrs_rllib.builds.spread`), so no pair meets a luckier mix of builds
     than another. `by_build`, if given, is filled with ``player → build → [score, games]`` (score: wins plus
-    half the ties), the per-build table of `osrs-rllib rate`.
+    half the ties), the per-build table of `osrs-rllib rate`. `engine` picks the simulator (`make_engine`:
+    ``auto`` = the compiled core when built, else the Python engine with one log line; ``core``; ``python``):
+    the games are the same on both.
     """
     params = params or FightParams()
     plan: FightParams | list[FightParams] = (
@@ -232,7 +242,7 @@ def tournament(
         if progress is not None:
             progress(a.name, b.name)
         played_builds: list[str] = []
-        games = play_pair(a, b, fights, plan, seed, parallel, played_builds)
+        games = play_pair(a, b, fights, plan, seed, parallel, played_builds, engine)
         per_pair.append(games)
         if by_build is not None:
             for game, build in zip(games, played_builds, strict=True):

@@ -145,7 +145,8 @@ def _run_foreground(models_dir: Path, host: str, port: int, replicas: int, cpus_
 
 
 def _detach(states: Path, port: int, models_dir: Path) -> None:
-    from serving.runtime import ServeRecord, pid_alive, read_records, record_path, start_detached, write_record
+    from common.processes import pid_alive
+    from serving.runtime import ServeRecord, read_records, record_path, start_detached, write_record
 
     for r in read_records(states):
         if r.port == port and pid_alive(r.pid):
@@ -164,8 +165,9 @@ def _detach(states: Path, port: int, models_dir: Path) -> None:
 
 
 def _status(states: Path, as_json: bool) -> None:
+    from common.processes import pid_alive
     from serving.client import ServeClient
-    from serving.runtime import pid_alive, read_records
+    from serving.runtime import read_records
 
     rows: list[dict[str, Any]] = []
     for r in read_records(states):

@@ -13,23 +13,17 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from common.suggest import did_you_mean
-from common.validation import Check, checked, is_int, is_number, keyed_error
+from common.validation import Check, KeyedError, checked, from_mapping, is_int, is_number, one_of
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "tanh", "gelu", "silu", "elu")
 """Activation functions the trunks and heads may use (names of `torch.nn` modules, lower case)."""
 
 
-class NetworkConfigError(ValueError):
+class NetworkConfigError(KeyedError):
     """A network hyperparameter is unknown or invalid; `key` names it."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.detail = message
 
 
 def _check_sizes(key: str, sizes: Sequence[int], allow_empty: bool) -> tuple[int, ...]:
@@ -43,16 +37,17 @@ def _check_sizes(key: str, sizes: Sequence[int], allow_empty: bool) -> tuple[int
     return tuple(sizes)
 
 
-_POSITIVE: Check = (lambda v: is_number(v) and v > 0, "a positive number")
-_FLAG: Check = (lambda v: isinstance(v, bool), "true or false")
+_POSITIVE = Check(lambda v: is_number(v) and v > 0, "a positive number")
+_FLAG = Check(lambda v: isinstance(v, bool), "true or false")
 _CHECKS: dict[str, Check] = {
-    "head_hidden": (lambda v: is_int(v) and v >= 0, "a non-negative integer"),
+    "head_hidden": Check(lambda v: is_int(v) and v >= 0, "a non-negative integer"),
+    "activation": one_of(ACTIVATIONS),
     "obs_clip": _POSITIVE,
     "norm_epsilon": _POSITIVE,
     "normalize_obs": _FLAG,
     "share_trunk": _FLAG,
 }
-"""Each scalar field's check (the layer widths and the activation have their own validators)."""
+"""Each scalar field's check (the layer widths have their own validator)."""
 
 
 @dataclass(frozen=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
@@ -89,14 +84,6 @@ class NetworkConfig:
     def _sizes(cls, value: Any, info: ValidationInfo) -> tuple[int, ...]:
         return _check_sizes(str(info.field_name), value, allow_empty=info.field_name == "frame_encoder")
 
-    @field_validator("activation", mode="before")
-    @classmethod
-    def _activation(cls, value: Any) -> str:
-        if value not in ACTIVATIONS:
-            hint = did_you_mean(value, ACTIVATIONS, " (did you mean {!r}?)")
-            raise NetworkConfigError("activation", f"expected one of {list(ACTIVATIONS)}, got {value!r}{hint}")
-        return str(value)
-
     @field_validator(*_CHECKS, mode="before")
     @classmethod
     def _check(cls, value: Any, info: ValidationInfo) -> Any:
@@ -105,16 +92,7 @@ class NetworkConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> NetworkConfig:
         """Build from a plain mapping (YAML, model-file metadata); unknown keys name the closest valid one."""
-        values = dict(values or {})
-        names = [f.name for f in dataclasses.fields(cls)]
-        for key in values:
-            if key not in names:
-                hint = did_you_mean(key, names, " (did you mean {!r}?)")
-                raise NetworkConfigError(str(key), f"unknown network option{hint}; valid options: {names}")
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            raise keyed_error(exc, NetworkConfigError) from None
+        return from_mapping(cls, values, NetworkConfigError, "unknown network option{hint}; valid options: {names}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (tuples become lists); `from_dict(to_dict())` round-trips."""

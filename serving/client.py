@@ -237,40 +237,42 @@ class FightResult:
 
 
 def play_fight(client: ServeClient, model: str, seed: int = 0, options: dict[str, Any] | None = None,
-               deterministic: bool = True) -> FightResult:
+               deterministic: bool = True, engine: str = "auto") -> FightResult:
     """Play one simulated fight of `model` (player 0) against the in-simulator baseline, one request per tick.
 
     Every action comes from the server (client → proxy → Serve → model → action → simulator); the
     simulator here only steps the fight. With `deterministic` the result equals the same fight played
-    in-process with the model file (`ModelFile.act`) and the same seed.
+    in-process with the model file (`ModelFile.act`) and the same seed. `engine` picks the simulator
+    (`envs.nh.core_engine.make_engine`: ``auto`` = the compiled core when built, ``core``, ``python``); the
+    fight is the same on both.
     """
-    from envs.nh.engine import NHEngine
+    from envs.nh.core_engine import make_engine
     from envs.nh.params import FightParams
 
     served = {m["name"]: m for m in client.models()}
     if model not in served:
         raise ServeReplyError(f"the server does not serve {model!r}; it serves {', '.join(served)}")
     stack = FrameStack(served[model].get("frameStack", [0]), OBS_SIZE)
-    engine = NHEngine(FightParams.from_options(options or {}))
-    engine.reset(seed=seed)
+    fight = make_engine(engine, FightParams.from_options(options or {}))
+    fight.reset(seed=seed)
     requests, spent = 0, 0.0
     while True:
-        frames = stack.push(engine.obs[0]).reshape(-1, OBS_SIZE)
+        frames = stack.push(fight.obs[0]).reshape(-1, OBS_SIZE)
         start = time.perf_counter()
-        reply = client.act(model, frames, engine.masks[0], deterministic=deterministic)
+        reply = client.act(model, frames, fight.masks[0], deterministic=deterministic)
         spent += time.perf_counter() - start
         requests += 1
-        step = engine.step([reply.action, None])
+        step = fight.step([reply.action, None])
         if step.terminated or step.truncated:
             outcome = step.outcomes[0]
-            sim = engine.sim
+            info = fight.info(0)
             return FightResult(
                 model=model,
                 seed=seed,
                 outcome=outcome.value if outcome is not None else "tied",
-                ticks=sim.tick,
-                hp=sim.players[0].hp,
-                opponent_hp=sim.players[1].hp,
+                ticks=info["tick"],
+                hp=info["hp"],
+                opponent_hp=info["opponent_hp"],
                 requests=requests,
                 mean_latency_ms=1000.0 * spent / requests,
             )
@@ -283,10 +285,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="latest")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fights", type=int, default=1)
+    parser.add_argument("--engine", choices=("auto", "core", "python"), default="auto",
+                        help="simulator of the fights (auto: the compiled core when built)")
     args = parser.parse_args(argv)
     with ServeClient(args.host, args.port) as client:
         for k in range(args.fights):
-            r = play_fight(client, args.model, seed=args.seed + k)
+            r = play_fight(client, args.model, seed=args.seed + k, engine=args.engine)
             print(f"{r.model} vs baseline, seed {r.seed}: {r.outcome} after {r.ticks} ticks "
                   f"(hp {r.hp} vs {r.opponent_hp}; {r.requests} requests, {r.mean_latency_ms:.2f} ms each)")
 

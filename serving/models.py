@@ -242,6 +242,9 @@ class ModelRegistry:
         return [r if r is not None else {"error": "internal error: no reply computed"} for r in replies]
 
     def _answer_scripted(self, name: str, req: Request) -> Reply:
+        """One request to a ladder rung. Requests are answered one by one, not through the batch adapter
+        `envs.opponents.act_rows`: a bad mask in one request must fail that request only, and a rung's decision
+        is Python per row either way, so batching would save nothing."""
         if req.wants_statistics or req.extensions:
             asked = [k for k, v in (("returnLogProb", req.return_log_prob), ("returnEntropy", req.return_entropy),
                                     ("returnValue", req.return_value), ("returnProbs", req.return_probs)) if v]

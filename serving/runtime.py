@@ -11,8 +11,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from common.atomic_files import write_json_atomic
+from common.processes import pid_alive, start_cli_detached
 from serving.app import APP_NAME, DEPLOYMENT_NAME, AppOptions, build_app
 from serving.proxy import ProxyLimits, proxy_actor_class
 
@@ -219,37 +218,10 @@ def read_records(state_dir: Path) -> list[ServeRecord]:
     return out
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child of ours is dead for our purposes
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][:1] != "Z"
-    except OSError:
-        return True
-
-
 def start_detached(argv: Sequence[str], state_dir: Path, port: int) -> tuple[int, Path]:
     """Run ``osrs-rllib serve ARGV`` (without ``--detach``) in a new session; returns its pid and log path."""
-    state_dir.mkdir(parents=True, exist_ok=True)
     log_path = state_dir / f"serve-{port}.log"
-    log = open(log_path, "ab")
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "osrs_rllib.cli", "serve", *[a for a in argv if a != "--detach"]],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    finally:
-        log.close()
-    return proc.pid, log_path
+    return start_cli_detached("serve", argv, log_path), log_path
 
 
 def stop_detached(record: ServeRecord, state_dir: Path, wait_s: float = 60.0) -> str:

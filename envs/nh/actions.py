@@ -12,22 +12,12 @@ from envs.nh import movement, operations
 from envs.nh.combat import special_for_weapon
 from envs.nh.equipment import equip_set
 from envs.nh.fight_view import FightControl
-from envs.nh.items import SLOT_WEAPON, Ids, PotionType
+from envs.nh.items import Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import OVERHEADS
 from envs.nh.spells import BLOOD_TIERS, ICE_TIERS, best_castable
-from envs.nh.state import SK_MAGIC, PlayerState
+from envs.nh.state import PlayerState, Skill
 from envs.nh.stats import TickEvents
-
-# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_GEAR_SET_MAGIC = GearSet.MAGIC
-_GEAR_SET_MELEE = GearSet.MELEE
-_GEAR_SET_RANGED = GearSet.RANGED
-_GEAR_SET_SPEC = GearSet.SPEC
-_GEAR_SET_TANK = GearSet.TANK
-_POTION_TYPE_BREW = PotionType.BREW
 
 # Head indices and values (spec §14.1); the contract module names them for policies.
 H_ATTACK, H_MELEE, H_RANGED, H_MAGE, H_POTION, H_FOOD, H_KARAMBWAN, H_VENG, H_GEAR, H_MOVE, H_FAR, H_PRAYER = range(12)
@@ -94,7 +84,7 @@ def _potion(sim: FightControl, p: PlayerState, value: int, ev: TickEvents) -> No
     potion = PotionType(value)
     if operations.find_potion(p, potion) is None:
         return
-    if potion is _POTION_TYPE_BREW:
+    if potion is PotionType.BREW:
         h = operations.brew_hp_boost(p.base_hp)
         ev.wasted_brew += max(0, (p.hp + h) - (p.base_hp + h))
     operations.drink_potion(p, potion)
@@ -102,16 +92,16 @@ def _potion(sim: FightControl, p: PlayerState, value: int, ev: TickEvents) -> No
 
 # ---- §5.5 --------------------------------------------------------------------------------------
 def _tank(sim: FightControl, p: PlayerState) -> None:
-    tank = p.loadout.sets[_GEAR_SET_TANK]
+    tank = p.loadout.sets[GearSet.TANK]
     if tank:
         equip_set(p, tank)
-    sim.activate_prayers(p, p.loadout.set_prayers[_GEAR_SET_TANK])
+    sim.activate_prayers(p, p.loadout.set_prayers[GearSet.TANK])
 
 
 # ---- §5.7 --------------------------------------------------------------------------------------
 def _arm_special(p: PlayerState) -> None:
     """Arm only if the wielded weapon has a special (spec §6.9)."""
-    if not p.special_armed and special_for_weapon(p.equipment[SLOT_WEAPON]) is not None:
+    if not p.special_armed and special_for_weapon(p.equipment[Slot.WEAPON]) is not None:
         p.special_armed = True
 
 
@@ -123,10 +113,10 @@ def _attack(sim: FightControl, p: PlayerState, a: Sequence[int]) -> None:
         sub = int(a[H_MAGE])
         if not sub:
             return
-        if sets[_GEAR_SET_MAGIC]:
-            equip_set(p, sets[_GEAR_SET_MAGIC])
-        sim.activate_prayers(p, prayers[_GEAR_SET_MAGIC])
-        magic = p.level[SK_MAGIC]
+        if sets[GearSet.MAGIC]:
+            equip_set(p, sets[GearSet.MAGIC])
+        sim.activate_prayers(p, prayers[GearSet.MAGIC])
+        magic = p.level[Skill.MAGIC]
         if sub == MAGE_ICE:
             p.selected_spell = best_castable(ICE_TIERS, magic)
             p.special_armed = False
@@ -140,9 +130,9 @@ def _attack(sim: FightControl, p: PlayerState, a: Sequence[int]) -> None:
         sub = int(a[H_RANGED])
         if not sub:
             return
-        equip_set(p, sets[_GEAR_SET_RANGED])
+        equip_set(p, sets[GearSet.RANGED])
         p.selected_spell = None
-        sim.activate_prayers(p, prayers[_GEAR_SET_RANGED])
+        sim.activate_prayers(p, prayers[GearSet.RANGED])
         if sub == 1:
             p.special_armed = False
         else:
@@ -151,14 +141,14 @@ def _attack(sim: FightControl, p: PlayerState, a: Sequence[int]) -> None:
         sub = int(a[H_MELEE])
         if not sub:
             return
-        sim.activate_prayers(p, prayers[_GEAR_SET_MELEE])
+        sim.activate_prayers(p, prayers[GearSet.MELEE])
         p.selected_spell = None
         if sub == 1:
-            equip_set(p, sets[_GEAR_SET_MELEE])
+            equip_set(p, sets[GearSet.MELEE])
             p.special_armed = False
         else:
-            equip_set(p, sets[_GEAR_SET_SPEC])
-            if p.equipment[SLOT_WEAPON] == Ids.GRANITE_MAUL:
+            equip_set(p, sets[GearSet.SPEC])
+            if p.equipment[Slot.WEAPON] == Ids.GRANITE_MAUL:
                 _toggle_gmaul(p)
             else:
                 _arm_special(p)
@@ -191,7 +181,7 @@ def movement_destination(sim: FightControl, p: PlayerState, value: int, farcast:
         offsets = movement.ring_offsets(extent)
     else:
         return None
-    cands = movement.movement_candidates_memo(p.x, p.y, tx, ty, offsets, value, extent)
+    cands = movement.movement_candidates(p.x, p.y, tx, ty, offsets)
     if not cands:
         return None
     if len(cands) == 1:

@@ -18,36 +18,11 @@ from envs.nh.loadouts import GearSet
 from envs.nh.prayers import Prayer
 from envs.nh.spells import Spell
 from envs.nh.state import (
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    SK_RANGED,
-    SK_STRENGTH,
-    T_ATTACK,
-    T_FREEZE,
-    T_FREEZE_IMMUNITY,
     PlayerState,
+    Skill,
     Spellbook,
+    TimerId,
 )
-
-# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_COMBAT_STYLE_MAGIC = CombatStyle.MAGIC
-_COMBAT_STYLE_MELEE = CombatStyle.MELEE
-_COMBAT_STYLE_RANGED = CombatStyle.RANGED
-_GEAR_SET_MAGIC = GearSet.MAGIC
-_GEAR_SET_MELEE = GearSet.MELEE
-_GEAR_SET_RANGED = GearSet.RANGED
-_GEAR_SET_SPEC = GearSet.SPEC
-_POTION_TYPE_COMBAT = PotionType.COMBAT
-_POTION_TYPE_RANGING = PotionType.RANGING
-_POTION_TYPE_RESTORE = PotionType.RESTORE
-_PRAYER_PROTECT_FROM_MAGIC = Prayer.PROTECT_FROM_MAGIC
-_PRAYER_PROTECT_FROM_MELEE = Prayer.PROTECT_FROM_MELEE
-_PRAYER_PROTECT_FROM_MISSILES = Prayer.PROTECT_FROM_MISSILES
-_SPELLBOOK_ANCIENT = Spellbook.ANCIENT
-_SPELL_ICE_BARRAGE = Spell.ICE_BARRAGE
 
 OVERHEAD_SWITCH_ROLL_MAX = 4  # §18.3 rule 1: U[0, 4] = 2, probability 1/5
 OVERHEAD_SWITCH_ROLL_HIT = 2
@@ -86,11 +61,11 @@ _PROTECT = {
 # ---- predicates of §18.2 ------------------------------------------------------------------------
 def _ready(b: PlayerState) -> bool:
     """ATTACK has ≤ 1 tick left before this tick's decrement, or was never set (§18.2)."""
-    return b.timer_ticks[T_ATTACK] <= 1
+    return b.timer_ticks[TimerId.ATTACK] <= 1
 
 
 def _mobile(p: PlayerState) -> bool:
-    return not p.timer_active(T_FREEZE)
+    return not p.timer_active(TimerId.FREEZE)
 
 
 def hp_after_pending(e: PlayerState) -> int:
@@ -100,13 +75,13 @@ def hp_after_pending(e: PlayerState) -> int:
 
 
 def _can_cast_barrage(b: PlayerState) -> bool:
-    return b.spellbook is _SPELLBOOK_ANCIENT and b.level[SK_MAGIC] >= ICE_BARRAGE_LEVEL
+    return b.spellbook is Spellbook.ANCIENT and b.level[Skill.MAGIC] >= ICE_BARRAGE_LEVEL
 
 
 def _agent_can_reach(e: PlayerState, b: PlayerState) -> bool:
     """The agent's reach test by its current method, without side effects (§11.6 [QUIRK 12, DROP])."""
     m = combat_method(e)
-    return movement.can_reach(e, b, m.style is _COMBAT_STYLE_MELEE, attack_range(e, m), side_effect=False)
+    return movement.can_reach(e, b, m.style is CombatStyle.MELEE, attack_range(e, m), side_effect=False)
 
 
 # ---- phase A (§18.2–18.4) -----------------------------------------------------------------------
@@ -126,12 +101,12 @@ def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     # 1. overhead prayer
     if int(rng.integers(0, OVERHEAD_SWITCH_ROLL_MAX + 1)) == OVERHEAD_SWITCH_ROLL_HIT:
         m = combat_method(e)
-        if m.style is _COMBAT_STYLE_MELEE and _agent_can_reach(e, b):
-            sim.activate_prayer(b, _PRAYER_PROTECT_FROM_MELEE)
-        elif m.style is _COMBAT_STYLE_RANGED:
-            sim.activate_prayer(b, _PRAYER_PROTECT_FROM_MISSILES)
+        if m.style is CombatStyle.MELEE and _agent_can_reach(e, b):
+            sim.activate_prayer(b, Prayer.PROTECT_FROM_MELEE)
+        elif m.style is CombatStyle.RANGED:
+            sim.activate_prayer(b, Prayer.PROTECT_FROM_MISSILES)
         else:
-            sim.activate_prayer(b, _PRAYER_PROTECT_FROM_MAGIC)
+            sim.activate_prayer(b, Prayer.PROTECT_FROM_MAGIC)
     ready = _ready(b)
     sets, prayers = b.loadout.sets, b.loadout.set_prayers
     # 2. special attack
@@ -140,10 +115,10 @@ def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
         and _mobile(b)
         and hp_after_pending(e) <= SPEC_MAX_TARGET_HP
         and b.special_energy >= SPEC_MIN_ENERGY
-        and _PRAYER_PROTECT_FROM_MELEE not in e.prayers
+        and Prayer.PROTECT_FROM_MELEE not in e.prayers
     ):
-        sim.activate_prayers(b, prayers[_GEAR_SET_SPEC])
-        equip_set(b, sets[_GEAR_SET_SPEC], unequip_rest=False)
+        sim.activate_prayers(b, prayers[GearSet.SPEC])
+        equip_set(b, sets[GearSet.SPEC], unequip_rest=False)
         b.selected_spell = None
         if not b.special_armed:
             b.special_armed = True
@@ -151,7 +126,7 @@ def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
         return
     # 3. step away
     if (
-        b.timer_ticks[T_ATTACK] > STEP_AWAY_MIN_ATTACK_TICKS
+        b.timer_ticks[TimerId.ATTACK] > STEP_AWAY_MIN_ATTACK_TICKS
         and not b.walk_queue
         and not _mobile(e)
         and movement.distance(b, e) == 1
@@ -162,11 +137,11 @@ def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
         movement.append_path(b, end_x + dx * STEP_AWAY_TILES, end_y + dy * STEP_AWAY_TILES)
         return
     # 4. restore prayer
-    if b.level[SK_PRAYER] < RESTORE_BELOW_PRAYER and operations.find_potion(b, _POTION_TYPE_RESTORE) is not None:
-        operations.drink_potion(b, _POTION_TYPE_RESTORE, fewest_first=False)
+    if b.level[Skill.PRAYER] < RESTORE_BELOW_PRAYER and operations.find_potion(b, PotionType.RESTORE) is not None:
+        operations.drink_potion(b, PotionType.RESTORE, fewest_first=False)
         return
     # 5. freeze
-    if ready and _mobile(e) and not e.timer_active(T_FREEZE_IMMUNITY) and _can_cast_barrage(b):
+    if ready and _mobile(e) and not e.timer_active(TimerId.FREEZE_IMMUNITY) and _can_cast_barrage(b):
         _switch_magic(sim, b, e)
         return
     # 6. best-style attack
@@ -176,9 +151,9 @@ def _fight_rules(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
 
 def _switch_magic(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     """Rules 5 and 6 (magic): even an empty magic set casts [QUIRK 13, KEEP]."""
-    sim.activate_prayers(b, b.loadout.set_prayers[_GEAR_SET_MAGIC])
-    equip_set(b, b.loadout.sets[_GEAR_SET_MAGIC], unequip_rest=False)
-    b.selected_spell = _SPELL_ICE_BARRAGE
+    sim.activate_prayers(b, b.loadout.set_prayers[GearSet.MAGIC])
+    equip_set(b, b.loadout.sets[GearSet.MAGIC], unequip_rest=False)
+    b.selected_spell = Spell.ICE_BARRAGE
     b.target = e
 
 
@@ -200,10 +175,10 @@ def style_dps(defence_roll: int, protected: bool) -> np.float32:
 def _best_style_attack(sim: FightControl, b: PlayerState, e: PlayerState) -> None:
     options: list[CombatStyle] = []
     if _can_cast_barrage(b):
-        options.append(_COMBAT_STYLE_MAGIC)
-    options.append(_COMBAT_STYLE_RANGED)
+        options.append(CombatStyle.MAGIC)
+    options.append(CombatStyle.RANGED)
     if _mobile(b) and hp_after_pending(e) <= MELEE_MAX_TARGET_HP:
-        options.append(_COMBAT_STYLE_MELEE)
+        options.append(CombatStyle.MELEE)
     best: CombatStyle | None = None
     best_dps = np.float32(0.0)
     for style in options:
@@ -213,14 +188,14 @@ def _best_style_attack(sim: FightControl, b: PlayerState, e: PlayerState) -> Non
     if best is None:
         return
     sets, prayers = b.loadout.sets, b.loadout.set_prayers
-    if best is _COMBAT_STYLE_MAGIC:
+    if best is CombatStyle.MAGIC:
         _switch_magic(sim, b, e)
         return
-    gear = _GEAR_SET_RANGED if best is _COMBAT_STYLE_RANGED else _GEAR_SET_MELEE
+    gear = GearSet.RANGED if best is CombatStyle.RANGED else GearSet.MELEE
     sim.activate_prayers(b, prayers[gear])
     equip_set(b, sets[gear], unequip_rest=False)
     b.selected_spell = None
-    if best is _COMBAT_STYLE_RANGED:
+    if best is CombatStyle.RANGED:
         b.special_armed = False
     b.target = e
 
@@ -255,12 +230,12 @@ def _maintenance(sim: FightControl, b: PlayerState) -> None:
 def _pot_up(b: PlayerState) -> None:
     """The first applicable of: anglerfish, ranging potion, super combat (spec §18.4)."""
     lv, base = b.level, b.base
-    if lv[SK_HITPOINTS] <= base[SK_HITPOINTS] and Ids.ANGLERFISH in b.inventory:
+    if lv[Skill.HITPOINTS] <= base[Skill.HITPOINTS] and Ids.ANGLERFISH in b.inventory:
         operations.eat_food(b, Ids.ANGLERFISH)
-    elif lv[SK_RANGED] <= base[SK_RANGED] and operations.find_potion(b, _POTION_TYPE_RANGING) is not None:
-        operations.drink_potion(b, _POTION_TYPE_RANGING, fewest_first=False)
-    elif lv[SK_STRENGTH] <= base[SK_STRENGTH] and operations.find_potion(b, _POTION_TYPE_COMBAT) is not None:
-        operations.drink_potion(b, _POTION_TYPE_COMBAT, fewest_first=False)
+    elif lv[Skill.RANGED] <= base[Skill.RANGED] and operations.find_potion(b, PotionType.RANGING) is not None:
+        operations.drink_potion(b, PotionType.RANGING, fewest_first=False)
+    elif lv[Skill.STRENGTH] <= base[Skill.STRENGTH] and operations.find_potion(b, PotionType.COMBAT) is not None:
+        operations.drink_potion(b, PotionType.COMBAT, fewest_first=False)
 
 
 def _reload_preset(b: PlayerState) -> None:
@@ -274,7 +249,7 @@ def _reload_preset(b: PlayerState) -> None:
     b.special_armed = False
     b.vengeance = False
     b.prayers.clear()
-    b.timer_ticks[T_FREEZE] = 0
+    b.timer_ticks[TimerId.FREEZE] = 0
     b.poison_damage = 0
     b.run_energy = 100
     movement.reset_walk(b)
@@ -293,7 +268,7 @@ def on_hit(sim: FightControl, b: PlayerState, total: int) -> None:
 # ---- phase B (§18.4 idle walk) ------------------------------------------------------------------
 def idle_walk(sim: FightControl, b: PlayerState) -> None:
     """Wander near the spawn tile while idle (spec §18.4, draw order §16.6)."""
-    if b.target is not None or b.last_attacker is not None or b.timer_active(T_FREEZE) or b.moving:
+    if b.target is not None or b.last_attacker is not None or b.timer_active(TimerId.FREEZE) or b.moving:
         return
     rng = sim.rng
     r = int(rng.integers(IDLE_WALK_RADIUS[0], IDLE_WALK_RADIUS[1] + 1))

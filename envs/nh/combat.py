@@ -77,18 +77,12 @@ from envs.nh.formulas import (
     vesta_defence_roll,
 )
 from envs.nh.items import (
-    B_MAGIC_ATTACK,
-    B_MAGIC_DAMAGE_TENTHS,
-    B_MELEE_STRENGTH,
-    B_RANGED_ATTACK,
-    B_RANGED_STRENGTH,
     RANGED_RANGE_TILES,
-    SLOT_AMMO,
-    SLOT_WEAPON,
     Bonus,
     CombatStyle,
     FightStyle,
     Ids,
+    Slot,
     Stance,
     StyleType,
     WeaponClass,
@@ -96,26 +90,7 @@ from envs.nh.items import (
 )
 from envs.nh.prayers import PRAYERS, Prayer, prayer_multiplied
 from envs.nh.spells import MAGIC_RANGE_TILES, SPELL_ATTACK_SPEED_TICKS, SPELLS, Spell
-from envs.nh.state import SK_ATTACK, SK_DEFENCE, SK_MAGIC, SK_RANGED, SK_STRENGTH, PendingHit, PlayerState
-
-# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_COMBAT_STYLE_MAGIC = CombatStyle.MAGIC
-_COMBAT_STYLE_MELEE = CombatStyle.MELEE
-_COMBAT_STYLE_RANGED = CombatStyle.RANGED
-_STANCE_ACCURATE = Stance.ACCURATE
-_STANCE_AGGRESSIVE = Stance.AGGRESSIVE
-_STANCE_CONTROLLED = Stance.CONTROLLED
-_STANCE_DEFENSIVE = Stance.DEFENSIVE
-_STANCE_LONGRANGE = Stance.LONGRANGE
-_STANCE_RAPID = Stance.RAPID
-_STYLE_TYPE_MAGIC = StyleType.MAGIC
-_STYLE_TYPE_RANGED = StyleType.RANGED
-_WEAPON_CLASS_BALLISTA = WeaponClass.BALLISTA
-_WEAPON_CLASS_CROSSBOW = WeaponClass.CROSSBOW
-_WEAPON_CLASS_DARK_BOW = WeaponClass.DARK_BOW
-_WEAPON_CLASS_UNARMED = WeaponClass.UNARMED
+from envs.nh.state import PendingHit, PlayerState, Skill
 
 MELEE_RANGE_TILES = 1  # §6.2 (2 while both players move: the reach test's rule, §11.6)
 NIGHTMARE_STAFF_SPEED_TICKS = 5  # §6.2: nightmare-staff special
@@ -159,21 +134,7 @@ class Method(Enum):
     @property
     def is_instant(self) -> bool:
         """The granite-maul special ignores the ATTACK timer and does not re-register it (§6.9)."""
-        return self is _METHOD_GRANITE_MAUL
-
-
-# members bound once, as the enums imported above (attribute access on an enum class is slow on 3.11)
-_METHOD_ANCIENT_GODSWORD = Method.ANCIENT_GODSWORD
-_METHOD_DARK_BOW = Method.DARK_BOW
-_METHOD_DRAGON_CLAWS = Method.DRAGON_CLAWS
-_METHOD_GRANITE_MAUL = Method.GRANITE_MAUL
-_METHOD_MAGIC_SPELL = Method.MAGIC_SPELL
-_METHOD_MELEE = Method.MELEE
-_METHOD_MORRIGANS_JAVELIN = Method.MORRIGANS_JAVELIN
-_METHOD_NIGHTMARE_STAFF = Method.NIGHTMARE_STAFF
-_METHOD_RANGED = Method.RANGED
-_METHOD_STATIUS_WARHAMMER = Method.STATIUS_WARHAMMER
-_METHOD_VESTAS_LONGSWORD = Method.VESTAS_LONGSWORD
+        return self is Method.GRANITE_MAUL
 
 
 # ---- §6.9 special table (data) ---------------------------------------------------------------------
@@ -287,21 +248,21 @@ def special_for_weapon(item_id: int) -> tuple[Method, int] | None:
 def combat_method(p: PlayerState) -> Method:
     """Which combat method an attack uses, evaluated at attack time (spec §6.1)."""
     if p.selected_spell is not None:
-        return _METHOD_MAGIC_SPELL
-    wid = p.equipment[SLOT_WEAPON]
+        return Method.MAGIC_SPELL
+    wid = p.equipment[Slot.WEAPON]
     if p.special_armed or (p.gmaul_queued > 0 and wid == Ids.GRANITE_MAUL):
         special = SPECIALS.get(wid)
         if special is not None:
             return special[0]
     if is_ranged_weapon(p.weapon):
-        return _METHOD_RANGED
-    return _METHOD_MELEE
+        return Method.RANGED
+    return Method.MELEE
 
 
 def _weapon_class(p: PlayerState) -> WeaponClass:
     weapon = p.weapon
     if weapon is None or weapon.weapon_class is None:
-        return _WEAPON_CLASS_UNARMED
+        return WeaponClass.UNARMED
     return weapon.weapon_class
 
 
@@ -311,9 +272,9 @@ def _style(p: PlayerState) -> FightStyle:
 
 def attack_range(p: PlayerState, method: Method) -> int:
     """Maximum Chebyshev distance of an attack (spec §6.2): melee 1, magic 10, ranged by weapon."""
-    if method.style is _COMBAT_STYLE_MAGIC:
+    if method.style is CombatStyle.MAGIC:
         return MAGIC_RANGE_TILES
-    if method.style is _COMBAT_STYLE_RANGED:
+    if method.style is CombatStyle.RANGED:
         return RANGED_RANGE_TILES[_weapon_class(p)]
     return MELEE_RANGE_TILES
 
@@ -325,23 +286,23 @@ def attack_speed(p: PlayerState, method: Method) -> int:
     style (the dark-bow special included: 8). The granite-maul special does not register it (§6.9,
     `Method.is_instant`); its value here is the maul's ordinary speed.
     """
-    if method is _METHOD_MAGIC_SPELL:
+    if method is Method.MAGIC_SPELL:
         return SPELL_ATTACK_SPEED_TICKS
-    if method is _METHOD_NIGHTMARE_STAFF:
+    if method is Method.NIGHTMARE_STAFF:
         return NIGHTMARE_STAFF_SPEED_TICKS
     weapon = p.weapon
     speed = weapon.attack_speed if weapon is not None else UNARMED_ATTACK_SPEED_TICKS
-    if _style(p).stance is _STANCE_RAPID:
+    if _style(p).stance is Stance.RAPID:
         speed -= RAPID_SPEED_REDUCTION_TICKS
     return speed
 
 
 def _ranged_delays(weapon_class: WeaponClass, distance: int) -> tuple[int, ...]:
-    if weapon_class is _WEAPON_CLASS_CROSSBOW:
+    if weapon_class is WeaponClass.CROSSBOW:
         return (crossbow_hit_delay(distance),)
-    if weapon_class is _WEAPON_CLASS_BALLISTA:
+    if weapon_class is WeaponClass.BALLISTA:
         return (ballista_hit_delay(distance),)
-    if weapon_class is _WEAPON_CLASS_DARK_BOW:  # two arrows, normal attack and special (§6.9)
+    if weapon_class is WeaponClass.DARK_BOW:  # two arrows, normal attack and special (§6.9)
         return crossbow_hit_delay(distance), dark_bow_second_arrow_delay(distance)
     return (thrown_hit_delay(distance),)  # knife, javelin
 
@@ -372,62 +333,62 @@ def hit_delay(
 
 # ---- §6.3 rolls -----------------------------------------------------------------------------------
 def _melee_stance_attack(stance: Stance) -> int:
-    return ACCURATE_STANCE_BONUS if stance is _STANCE_ACCURATE else _controlled(stance)
+    return ACCURATE_STANCE_BONUS if stance is Stance.ACCURATE else _controlled(stance)
 
 
 def _melee_stance_strength(stance: Stance) -> int:
-    return AGGRESSIVE_STANCE_BONUS if stance is _STANCE_AGGRESSIVE else _controlled(stance)
+    return AGGRESSIVE_STANCE_BONUS if stance is Stance.AGGRESSIVE else _controlled(stance)
 
 
 def _controlled(stance: Stance) -> int:
-    return CONTROLLED_STANCE_BONUS if stance is _STANCE_CONTROLLED else 0
+    return CONTROLLED_STANCE_BONUS if stance is Stance.CONTROLLED else 0
 
 
 def _ranged_stance(stance: Stance) -> int:
     """Accurate ranged style: +3 to both accuracy and strength (§6.2)."""
-    return ACCURATE_STANCE_BONUS if stance is _STANCE_ACCURATE else 0
+    return ACCURATE_STANCE_BONUS if stance is Stance.ACCURATE else 0
 
 
 def _defence_stance(stance: Stance) -> int:
     """stanceDef: defensive 3, long-range 3, controlled 1 (§6.3)."""
-    if stance in (_STANCE_DEFENSIVE, _STANCE_LONGRANGE):
+    if stance in (Stance.DEFENSIVE, Stance.LONGRANGE):
         return DEFENSIVE_STANCE_BONUS
     return _controlled(stance)
 
 
 def _magic_attack_roll(p: PlayerState, method: Method) -> int:
-    eff = magic_effective_level(p.level[SK_MAGIC], _active(p, _MAGIC_PRAYERS))
-    a = roll(eff, p.bonuses[B_MAGIC_ATTACK])
+    eff = magic_effective_level(p.level[Skill.MAGIC], _active(p, _MAGIC_PRAYERS))
+    a = roll(eff, p.bonuses[Bonus.MAGIC_ATTACK])
     spell = p.selected_spell
-    if method is _METHOD_MAGIC_SPELL and spell is not None and SPELLS[spell].is_ice and _wields_zuriels(p):
+    if method is Method.MAGIC_SPELL and spell is not None and SPELLS[spell].is_ice and _wields_zuriels(p):
         a = int_multiply(a, ZURIELS_ICE_ACCURACY)
     return a
 
 
 def _wields_zuriels(p: PlayerState) -> bool:
-    return p.equipment[SLOT_WEAPON] == Ids.ZURIELS_STAFF
+    return p.equipment[Slot.WEAPON] == Ids.ZURIELS_STAFF
 
 
 def _ranged_attack_roll(p: PlayerState) -> int:
     eff = effective_level(
-        p.level[SK_RANGED], _active(p, _RANGED_ACC_PRAYERS), _ranged_stance(_style(p).stance)
+        p.level[Skill.RANGED], _active(p, _RANGED_ACC_PRAYERS), _ranged_stance(_style(p).stance)
     )
-    return roll(eff, p.bonuses[B_RANGED_ATTACK])
+    return roll(eff, p.bonuses[Bonus.RANGED_ATTACK])
 
 
 def _melee_attack_roll(p: PlayerState) -> int:
     style = _style(p)
     eff = effective_level(
-        p.level[SK_ATTACK], _active(p, _ATTACK_PRAYERS), _melee_stance_attack(style.stance)
+        p.level[Skill.ATTACK], _active(p, _ATTACK_PRAYERS), _melee_stance_attack(style.stance)
     )
     return roll(eff, p.bonuses[style.style_type.value])
 
 
 def attack_roll(attacker: PlayerState, method: Method) -> int:
     """Attack roll of `method` (spec §6.3), special accuracy multipliers (§6.9) included."""
-    if method.style is _COMBAT_STYLE_MAGIC:
+    if method.style is CombatStyle.MAGIC:
         a = _magic_attack_roll(attacker, method)
-    elif method.style is _COMBAT_STYLE_RANGED:
+    elif method.style is CombatStyle.RANGED:
         a = _ranged_attack_roll(attacker)
     else:
         a = _melee_attack_roll(attacker)
@@ -441,20 +402,20 @@ def defence_roll_against(defender: PlayerState, style_type: StyleType) -> int:
     Also what the scripted baseline compares per style (§18.3 rule 6, melee against slash).
     """
     stance = _defence_stance(_style(defender).stance)
-    def_level = prayer_multiplied(defender.level[SK_DEFENCE], _active(defender, _DEFENCE_PRAYERS))
+    def_level = prayer_multiplied(defender.level[Skill.DEFENCE], _active(defender, _DEFENCE_PRAYERS))
     bonus = defender.bonuses[_DEFENCE_BONUS[style_type]]
-    if style_type is _STYLE_TYPE_MAGIC:
-        mag_level = prayer_multiplied(defender.level[SK_MAGIC], _active(defender, _MAGIC_PRAYERS))
+    if style_type is StyleType.MAGIC:
+        mag_level = prayer_multiplied(defender.level[Skill.MAGIC], _active(defender, _MAGIC_PRAYERS))
         return roll(magic_defence_level(mag_level, def_level, stance), bonus)
     return roll(def_level + stance + EFFECTIVE_LEVEL_BASE, bonus)
 
 
 def defence_style(method: Method, attacker: PlayerState) -> StyleType:
     """The bonus type an attack rolls against (spec §6.3, §6.9 defence column)."""
-    if method.style is _COMBAT_STYLE_MAGIC:
-        return _STYLE_TYPE_MAGIC
-    if method.style is _COMBAT_STYLE_RANGED:
-        return _STYLE_TYPE_RANGED
+    if method.style is CombatStyle.MAGIC:
+        return StyleType.MAGIC
+    if method.style is CombatStyle.RANGED:
+        return StyleType.RANGED
     special = _SPECIAL_DEFENCE_STYLE.get(method)
     return special if special is not None else _style(attacker).style_type
 
@@ -462,31 +423,31 @@ def defence_style(method: Method, attacker: PlayerState) -> StyleType:
 def defence_roll(defender: PlayerState, method: Method, attacker: PlayerState) -> int:
     """Defence roll against `attacker`'s `method` (spec §6.3); Vesta's special: `floor(D_stab / 4)`."""
     d = defence_roll_against(defender, defence_style(method, attacker))
-    return vesta_defence_roll(d) if method is _METHOD_VESTAS_LONGSWORD else d
+    return vesta_defence_roll(d) if method is Method.VESTAS_LONGSWORD else d
 
 
 # ---- §6.4 max hits --------------------------------------------------------------------------------
 def _melee_base_max(p: PlayerState) -> int:
     stance = _melee_stance_strength(_style(p).stance)
-    eff = effective_level(p.level[SK_STRENGTH], _active(p, _STRENGTH_PRAYERS), stance)
-    return base_max_hit(eff, p.bonuses[B_MELEE_STRENGTH])
+    eff = effective_level(p.level[Skill.STRENGTH], _active(p, _STRENGTH_PRAYERS), stance)
+    return base_max_hit(eff, p.bonuses[Bonus.MELEE_STRENGTH])
 
 
 def _ranged_base_max(p: PlayerState) -> int:
     eff = effective_level(
-        p.level[SK_RANGED], _active(p, _RANGED_STR_PRAYERS), _ranged_stance(_style(p).stance)
+        p.level[Skill.RANGED], _active(p, _RANGED_STR_PRAYERS), _ranged_stance(_style(p).stance)
     )
-    return base_max_hit(eff, p.bonuses[B_RANGED_STRENGTH])
+    return base_max_hit(eff, p.bonuses[Bonus.RANGED_STRENGTH])
 
 
 def _magic_damage_tenths(p: PlayerState) -> int:
     """Equipment magic damage plus the active magic prayer's (§6.4), tenths of a percent."""
-    return p.bonuses[B_MAGIC_DAMAGE_TENTHS] + _active(p, _MAGIC_DAMAGE_PRAYERS, 0)
+    return p.bonuses[Bonus.MAGIC_DAMAGE_TENTHS] + _active(p, _MAGIC_DAMAGE_PRAYERS, 0)
 
 
 def _magic_max(p: PlayerState, method: Method) -> int:
-    if method is _METHOD_NIGHTMARE_STAFF:
-        spell_max = nightmare_staff_spell_max(p.level[SK_MAGIC])
+    if method is Method.NIGHTMARE_STAFF:
+        spell_max = nightmare_staff_spell_max(p.level[Skill.MAGIC])
     else:
         if p.selected_spell is None:
             raise ValueError("MAGIC_SPELL needs a selected spell; select one before asking for its max hit")
@@ -500,9 +461,9 @@ def damage_range(attacker: PlayerState, method: Method) -> tuple[int, int]:
     `high` is the max hit; `low` is 0 except for Vesta's and Statius's specials. For Dragon claws it
     is `(0, M)`, the claws' ordinary max from which the claw pattern starts.
     """
-    if method.style is _COMBAT_STYLE_MAGIC:
+    if method.style is CombatStyle.MAGIC:
         return 0, _magic_max(attacker, method)
-    base = _ranged_base_max(attacker) if method.style is _COMBAT_STYLE_RANGED else _melee_base_max(attacker)
+    base = _ranged_base_max(attacker) if method.style is CombatStyle.RANGED else _melee_base_max(attacker)
     own_range = _SPECIAL_DAMAGE_RANGE.get(method)
     if own_range is not None:
         return own_range(base)
@@ -520,12 +481,6 @@ class _Bolt(Enum):
     OPAL = 0
     DIAMOND = 1
     DRAGONSTONE = 2
-
-
-# members bound once, as the enums imported above
-_BOLT_DIAMOND = _Bolt.DIAMOND
-_BOLT_DRAGONSTONE = _Bolt.DRAGONSTONE
-_BOLT_OPAL = _Bolt.OPAL
 
 
 _BOLT_KINDS: dict[int, _Bolt] = {
@@ -558,11 +513,11 @@ def _bolt_effect(
     weapon = attacker.weapon
     if weapon is None or weapon.weapon_class is not WeaponClass.CROSSBOW:
         return None
-    kind = _BOLT_KINDS.get(attacker.equipment[SLOT_AMMO])
+    kind = _BOLT_KINDS.get(attacker.equipment[Slot.AMMO])
     if kind is None:
         return None
     zaryte = weapon.id == Ids.ZARYTE_CROSSBOW
-    level = attacker.level[SK_RANGED]
+    level = attacker.level[Skill.RANGED]
     chance = _BOLT_CHANCE[kind] * (
         ARMADYL_CROSSBOW_PROC_MULTIPLIER if method is Method.ARMADYL_CROSSBOW else 1
     )
@@ -594,7 +549,7 @@ class _Attack:
 
 def _wears_full_dharoks(p: PlayerState) -> bool:
     """Helm, platebody, platelegs and greataxe all worn (§6.10.6)."""
-    return p.equipment[SLOT_WEAPON] == Ids.DHAROKS_GREATAXE and all(p.wears(iid) for iid in Ids.DHAROKS_SET)
+    return p.equipment[Slot.WEAPON] == Ids.DHAROKS_GREATAXE and all(p.wears(iid) for iid in Ids.DHAROKS_SET)
 
 
 def _resolve(attacker: PlayerState, defender: PlayerState, method: Method) -> _Attack:
@@ -603,7 +558,7 @@ def _resolve(attacker: PlayerState, defender: PlayerState, method: Method) -> _A
     low, high = damage_range(attacker, method)
     dharok = (
         (attacker.base_hp, attacker.hp)
-        if method.style is _COMBAT_STYLE_MELEE and _wears_full_dharoks(attacker)
+        if method.style is CombatStyle.MELEE and _wears_full_dharoks(attacker)
         else None
     )
     return _Attack(
@@ -616,7 +571,7 @@ def _resolve(attacker: PlayerState, defender: PlayerState, method: Method) -> _A
         protected=_PROTECTION_PRAYER[method.style] in defender.prayers,
         bolt=_bolt_effect(attacker, defender, method, high),
         dharok=dharok,
-        clamp=method is _METHOD_DARK_BOW,
+        clamp=method is Method.DARK_BOW,
     )
 
 
@@ -630,13 +585,13 @@ def _rolled_damage(rng: np.random.Generator, atk: _Attack) -> int:
 
 def _apply_bolt(rng: np.random.Generator, bolt: _BoltEffect, damage: int, accurate: bool) -> tuple[int, bool]:
     """Bolt proc roll and effect (§6.8); the roll is skipped when guaranteed or impossible (§16.6)."""
-    if bolt.kind is _BOLT_DRAGONSTONE:
+    if bolt.kind is _Bolt.DRAGONSTONE:
         if accurate and (bolt.guaranteed or rng.random() < bolt.chance):
             damage += bolt.bonus
         return damage, accurate
     if not ((bolt.guaranteed and accurate) or rng.random() < bolt.chance):
         return damage, accurate
-    if bolt.kind is _BOLT_OPAL:
+    if bolt.kind is _Bolt.OPAL:
         return damage + bolt.bonus, accurate
     return accurate_zero_to_one(int(rng.integers(0, bolt.fresh_max + 1))), True
 
@@ -684,11 +639,11 @@ def _effect(method: Method, damage: int, accurate: bool) -> str:
     Statius drain needs an accurate hit with damage > 0, the Ancient-godsword sacrifice an accurate
     hit, the Morrigan bleed damage > 0 (all fixed at creation, §6.5).
     """
-    if method is _METHOD_STATIUS_WARHAMMER and accurate and damage > 0:
+    if method is Method.STATIUS_WARHAMMER and accurate and damage > 0:
         return "statius"
-    if method is _METHOD_ANCIENT_GODSWORD and accurate:
+    if method is Method.ANCIENT_GODSWORD and accurate:
         return "ags_sacrifice"
-    if method is _METHOD_MORRIGANS_JAVELIN and damage > 0:
+    if method is Method.MORRIGANS_JAVELIN and damage > 0:
         return "morrigan_bleed"
     return ""
 
@@ -713,13 +668,13 @@ class AttackOutcome:
 
 def _queued_specs(attacker: PlayerState, method: Method) -> int:
     """Granite maul: one hit per queued spec, at least one when merely armed (§6.9)."""
-    return max(attacker.gmaul_queued, 1) if method is _METHOD_GRANITE_MAUL else 1
+    return max(attacker.gmaul_queued, 1) if method is Method.GRANITE_MAUL else 1
 
 
 def _energy_cost(attacker: PlayerState, method: Method) -> int:
     if not method.is_special:
         return 0
-    return SPECIALS[attacker.equipment[SLOT_WEAPON]][1] * _queued_specs(attacker, method)
+    return SPECIALS[attacker.equipment[Slot.WEAPON]][1] * _queued_specs(attacker, method)
 
 
 def create_hits(
@@ -801,7 +756,7 @@ def _accurate_outcomes(atk: _Attack, weight: float) -> list[_Outcome]:
         return rolled
     proc = 1.0 if bolt.guaranteed else bolt.chance
     plain = [(w * (1.0 - proc), v) for w, v in rolled]
-    if bolt.kind is _BOLT_DIAMOND:
+    if bolt.kind is _Bolt.DIAMOND:
         return plain + _uniform(0, bolt.fresh_max, weight * proc)
     return plain + [(w * proc, (v[0] + bolt.bonus,)) for w, v in rolled]
 
@@ -811,11 +766,11 @@ def _missed_outcomes(atk: _Attack, weight: float) -> list[_Outcome]:
     if atk.clamp:
         return [(weight, (DARK_BOW_SPECIAL_MIN_HIT,))]
     bolt = atk.bolt
-    if bolt is None or bolt.kind is _BOLT_DRAGONSTONE:
+    if bolt is None or bolt.kind is _Bolt.DRAGONSTONE:
         return [(weight, (0,))]
     procs = weight * bolt.chance
     missed = [(weight - procs, (0,))]
-    if bolt.kind is _BOLT_OPAL:
+    if bolt.kind is _Bolt.OPAL:
         return [*missed, (procs, (bolt.bonus,))]
     return missed + _uniform(0, bolt.fresh_max, procs)
 
@@ -836,10 +791,10 @@ def _claw_outcomes(atk: _Attack) -> list[_Outcome]:
 
 def _hit_outcomes(atk: _Attack) -> list[_Outcome]:
     """Distribution of one hit of the attack (claws: its four hitsplats)."""
-    if atk.method is _METHOD_DRAGON_CLAWS:
+    if atk.method is Method.DRAGON_CLAWS:
         return _claw_outcomes(atk)
     p = atk.chance
-    if atk.method is _METHOD_VESTAS_LONGSWORD:  # a miss deals 0 whatever its second roll
+    if atk.method is Method.VESTAS_LONGSWORD:  # a miss deals 0 whatever its second roll
         return [*_uniform(atk.low, atk.high, p), (1.0 - p, (0,))]
     return _accurate_outcomes(atk, p) + _missed_outcomes(atk, 1.0 - p)
 

@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE, PARTIAL_INDICES
+from envs.nh.loadouts import Build
 from envs.nh.masks import NUM_MASK, LoadoutFacts, loadout_facts, mask_values, pack_masks
 from envs.nh.observation import ObservationEncoder, static_block
 from envs.nh.params import FightParams
 from envs.nh.rewards import REWARD_COMPONENTS, RewardWeights, compute_reward, signals_for
 from envs.nh.sim import FightSim, Outcome, TickResult
-from envs.nh.state import Skill
+from envs.nh.state import FightMode, Skill
 
 _PARTIAL = np.asarray(PARTIAL_INDICES, dtype=np.intp)
 
@@ -36,6 +37,34 @@ class EngineStep:
     reward_components: list[dict[str, float] | None] | None = None
     """Per player, this tick's reward split into `rewards.REWARD_COMPONENTS` (only when the engine records
     them, see `NHEngine.record_reward_components`)."""
+
+
+def fight_info(
+    i: int,
+    tick: int,
+    build: Build,
+    fight_mode: FightMode,
+    hp: tuple[int, int],
+    episode_id: Any,
+    step: EngineStep | None,
+) -> dict[str, Any]:
+    """Player i's info dict (both engines hand out this one): where the fight stands, and after a step the
+    player's outcome and reward signals."""
+    info: dict[str, Any] = {
+        "tick": tick,
+        "build": build.value,
+        "fight_mode": fight_mode.value,
+        "hp": hp[i],
+        "opponent_hp": hp[1 - i],
+        "episode_id": episode_id,
+    }
+    if step is not None:
+        outcome = step.outcomes[i]
+        if outcome is not None:
+            info["outcome"] = outcome.value
+        if step.signals[i] is not None:
+            info["signals"] = step.signals[i]
+    return info
 
 
 class NHEngine:
@@ -79,6 +108,28 @@ class NHEngine:
     @property
     def self_play(self) -> bool:
         return not self.sim.players[1].is_baseline
+
+    # What fight loops read of a fight, the same on both engines (`CoreEngine` has these too), so that
+    # `fight`, `rate`, evaluation and the tools run on either.
+    @property
+    def tick(self) -> int:
+        return self.sim.tick
+
+    @property
+    def done(self) -> bool:
+        return self.sim.done
+
+    @property
+    def build(self) -> Build:
+        return self.sim.build
+
+    @property
+    def fight_mode(self) -> FightMode:
+        return self.sim.fight_mode
+
+    def hitsplats(self, i: int) -> tuple[int, ...]:
+        """The hitsplats player i was shown on the last tick (damage it took, spec §4.5)."""
+        return tuple(self.sim.players[i].hitsplats)
 
     def reset(self, seed: int | None = None, params: FightParams | None = None) -> None:
         """Reset the fight and compute every player's first observation and masks (spec §16.1)."""
@@ -143,20 +194,6 @@ class NHEngine:
     def info(self, i: int, step: EngineStep | None = None) -> dict[str, Any]:
         """A small, JSON-friendly info dict for player i."""
         sim = self.sim
-        p, q = sim.players[i], sim.players[1 - i]
-        info: dict[str, Any] = {
-            "tick": sim.tick,
-            "build": sim.build.value,
-            "fight_mode": sim.fight_mode.value,
-            "hp": p.hp,
-            "opponent_hp": q.hp,
-            "episode_id": sim.params.episode_id,
-        }
-        if step is not None:
-            outcome = step.outcomes[i]
-            if outcome is not None:
-                info["outcome"] = outcome.value
-            if step.signals[i] is not None:
-                info["signals"] = step.signals[i]
-        return info
+        hp = (sim.players[0].hp, sim.players[1].hp)
+        return fight_info(i, sim.tick, sim.build, sim.fight_mode, hp, sim.params.episode_id, step)
 

@@ -2,52 +2,37 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from envs.nh.items import (
     AMMO_IGNORED_CLASSES,
     ITEMS,
     NUM_BONUSES,
-    SLOT_AMMO,
-    SLOT_SHIELD,
-    SLOT_WEAPON,
     Ids,
     Slot,
     WeaponClass,
 )
 from envs.nh.state import EMPTY, PlayerState
 
-# Enum members bound once as module globals (the plain-int indices live in `state.py`, `items.py`): reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_WEAPON_CLASS_UNARMED = WeaponClass.UNARMED
 
-_BONUS_CACHE: dict[tuple[int, ...], list[int]] = {}
-_BONUS_CACHE_LIMIT = 1 << 14
-
-
+@functools.lru_cache(maxsize=1 << 14)
 def equipment_bonuses(equipment: tuple[int, ...]) -> list[int]:
     """Element-wise sum over worn items; ammo ignored for knives and javelins (spec §10.3).
 
-    Memoised by the worn ids: fights switch between a handful of gear sets, and this runs on
-    every equip.
+    Memoised by the worn ids (the result is shared: read only): fights switch between a handful of gear
+    sets, and this runs on every equip.
     """
-    cached = _BONUS_CACHE.get(equipment)
-    if cached is not None:
-        return cached
     total = [0] * NUM_BONUSES
-    wid = equipment[SLOT_WEAPON]
+    wid = equipment[Slot.WEAPON]
     wclass = ITEMS[wid].weapon_class if wid != EMPTY else None
     skip_ammo = wclass in AMMO_IGNORED_CLASSES
     for slot, iid in enumerate(equipment):
-        if iid == EMPTY or (skip_ammo and slot == SLOT_AMMO):
+        if iid == EMPTY or (skip_ammo and slot == Slot.AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(NUM_BONUSES):
             total[i] += b[i]
-    if len(_BONUS_CACHE) >= _BONUS_CACHE_LIMIT:
-        _BONUS_CACHE.clear()
-    _BONUS_CACHE[equipment] = total
     return total
 
 
@@ -60,7 +45,7 @@ def on_weapon_changed(p: PlayerState) -> None:
     """Disarm the special, re-derive class and default style (spec §10.1, §6.2)."""
     p.special_armed = False
     weapon = p.weapon
-    wclass = weapon.weapon_class if weapon is not None and weapon.weapon_class else _WEAPON_CLASS_UNARMED
+    wclass = weapon.weapon_class if weapon is not None and weapon.weapon_class else WeaponClass.UNARMED
     p.style = wclass.default_style
 
 
@@ -74,24 +59,24 @@ def equip_item(p: PlayerState, inv_slot: int) -> bool:
     item = ITEMS[iid]
     slot = item.slot
     eq, inv = p.equipment, p.inventory
-    old_weapon = eq[SLOT_WEAPON]
-    if item.two_handed and eq[SLOT_WEAPON] != EMPTY and eq[SLOT_SHIELD] != EMPTY:
+    old_weapon = eq[Slot.WEAPON]
+    if item.two_handed and eq[Slot.WEAPON] != EMPTY and eq[Slot.SHIELD] != EMPTY:
         if EMPTY not in inv:
             return False
-        eq[SLOT_WEAPON], inv[inv_slot] = iid, eq[SLOT_WEAPON]
+        eq[Slot.WEAPON], inv[inv_slot] = iid, eq[Slot.WEAPON]
         free = inv.index(EMPTY)
-        inv[free], eq[SLOT_SHIELD] = eq[SLOT_SHIELD], EMPTY
-    elif item.two_handed and eq[SLOT_SHIELD] != EMPTY:
+        inv[free], eq[Slot.SHIELD] = eq[Slot.SHIELD], EMPTY
+    elif item.two_handed and eq[Slot.SHIELD] != EMPTY:
         # no weapon worn: the shield comes off into the item's own slot
-        eq[SLOT_WEAPON], inv[inv_slot], eq[SLOT_SHIELD] = iid, eq[SLOT_SHIELD], EMPTY
+        eq[Slot.WEAPON], inv[inv_slot], eq[Slot.SHIELD] = iid, eq[Slot.SHIELD], EMPTY
     elif slot is Slot.SHIELD and eq[Slot.WEAPON] != EMPTY and ITEMS[eq[Slot.WEAPON]].two_handed:
-        eq[SLOT_SHIELD], inv[inv_slot] = iid, eq[SLOT_WEAPON]
-        eq[SLOT_WEAPON] = EMPTY
+        eq[Slot.SHIELD], inv[inv_slot] = iid, eq[Slot.WEAPON]
+        eq[Slot.WEAPON] = EMPTY
     else:
         eq[slot], inv[inv_slot] = iid, eq[slot]
-    if eq[SLOT_WEAPON] != old_weapon:
+    if eq[Slot.WEAPON] != old_weapon:
         on_weapon_changed(p)
-    if eq[SLOT_WEAPON] != Ids.GRANITE_MAUL:
+    if eq[Slot.WEAPON] != Ids.GRANITE_MAUL:
         clear_target(p)
     recompute_bonuses(p)
     return True
@@ -103,7 +88,7 @@ def unequip(p: PlayerState, slot: int) -> bool:
         return False
     free = p.inventory.index(EMPTY)
     p.inventory[free], p.equipment[slot] = p.equipment[slot], EMPTY
-    if slot == SLOT_WEAPON:
+    if slot == Slot.WEAPON:
         on_weapon_changed(p)
     recompute_bonuses(p)
     return True

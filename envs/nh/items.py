@@ -57,7 +57,8 @@ class Bonus(IntEnum):
 
 NUM_BONUSES = len(Bonus)
 
-# Plain-int copies of the indices read in the tick (see the note in `state.py`).
+# Plain-int names of a few slot and bonus indices, kept for callers outside the simulator (replays, analysis,
+# the league, the core's snapshot tests); the simulator itself indexes with `Slot.X` and `Bonus.X`.
 SLOT_WEAPON = int(Slot.WEAPON)
 SLOT_AMMO = int(Slot.AMMO)
 SLOT_SHIELD = int(Slot.SHIELD)

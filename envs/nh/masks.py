@@ -6,7 +6,6 @@ come back with no legal value (e.g. head 11 with no prayer points left).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,35 +14,19 @@ from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
 from envs.nh.fight_view import FightView
-from envs.nh.items import ITEMS, POT_BREW, POT_COMBAT, POT_RANGING, POT_RESTORE, SLOT_SHIELD, Ids, PotionType
+from envs.nh.items import ITEMS, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.params import FightParams
-from envs.nh.state import (
-    EMPTY,
-    SK_ATTACK,
-    SK_DEFENCE,
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    SK_RANGED,
-    SK_STRENGTH,
-    T_ATTACK,
-    T_FOOD,
-    T_FREEZE,
-    T_KARAMBWAN,
-    T_POTION,
-    T_VENGEANCE_COOLDOWN,
-    FightMode,
-    PlayerState,
-    Spellbook,
-)
+from envs.nh.state import EMPTY, FightMode, InventoryFacts, PlayerState, Skill, Spellbook, TimerId
 
 NUM_MASK = NUM_LOGITS
 ICE_MIN_MAGIC = 58  # §14.3 iceOK (Ice Rush)
 BLOOD_MIN_MAGIC = 56  # §14.3 bloodOK (Blood Rush)
 FARCAST_DISTANCES = range(2, 8)  # §14.3: farOK(2) … farOK(7) [QUIRK 15, DROP]
 GMAUL_SPEC_COST = 50  # §14.3 gmaulOK
+_RESTORE_CHECKED_SKILLS = (Skill.ATTACK, Skill.DEFENCE, Skill.STRENGTH, Skill.RANGED, Skill.MAGIC, Skill.PRAYER)
+"""§14.3 head 4: a super restore is useful while any of these is below base."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +68,13 @@ def loadout_facts(load: Loadout) -> LoadoutFacts:
         spec_weapon=spec,
         spec_two_handed=spec is not None and ITEMS[spec].two_handed,
         spec_cost=ss[1] if ss else None,
-        brew_defence_cap=base[SK_DEFENCE] + 2 + base[SK_DEFENCE] * 20 // 100,
+        brew_defence_cap=base[Skill.DEFENCE] + 2 + base[Skill.DEFENCE] * 20 // 100,
         combat_caps=(
-            base[SK_ATTACK] + combat_boost(base[SK_ATTACK]),
-            base[SK_STRENGTH] + combat_boost(base[SK_STRENGTH]),
-            base[SK_DEFENCE] + combat_boost(base[SK_DEFENCE]),
+            base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]),
+            base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]),
+            base[Skill.DEFENCE] + combat_boost(base[Skill.DEFENCE]),
         ),
-        ranged_cap=base[SK_RANGED] + ranging_boost(base[SK_RANGED]),
+        ranged_cap=base[Skill.RANGED] + ranging_boost(base[Skill.RANGED]),
     )
 
 
@@ -101,33 +84,33 @@ def _ring_in_wilderness(tx: int, ty: int, k: int) -> bool:
     return tx - k <= wx[1] and tx + k >= wx[0] and ty - k <= wy[1] and ty + k >= wy[0]
 
 
-def _candidate_ok(px: int, py: int, tx: int, ty: int, offsets: tuple[tuple[int, int], ...]) -> bool:
-    """A §5.8 candidate exists and differs from the agent's tile (it is the unique best if it is one).
+def _candidate_ok(p: PlayerState, q: PlayerState, offsets: tuple[tuple[int, int], ...]) -> bool:
+    """adjOK / diagOK (§14.3): a §5.8 candidate around the opponent exists and differs from the agent's tile.
 
-    `movement.in_wilderness` is inlined: this runs twice per player and tick.
+    The agent's own tile, when it is a candidate, is the unique best one (Chebyshev distance 0 to the agent).
     """
-    if _WX0 <= px <= _WX1 and _WY0 <= py <= _WY1:
-        for ox, oy in offsets:
-            if px == tx + ox and py == ty + oy:
-                return False
-    for ox, oy in offsets:
-        x, y = tx + ox, ty + oy
-        if _WX0 <= x <= _WX1 and _WY0 <= y <= _WY1:
-            return True
-    return False
+    candidates = [(q.x + ox, q.y + oy) for ox, oy in offsets if movement.in_wilderness(q.x + ox, q.y + oy)]
+    return bool(candidates) and (p.x, p.y) not in candidates
+
+
+def farcast_flags(p: PlayerState, q: PlayerState) -> list[bool]:
+    """farOK(k) for k = 2..7 (§14.3): a farcast candidate at distance k from the opponent exists and is not
+    the agent's tile.
+
+    One exists iff the ring meets the wilderness; the agent's tile is the best one iff the agent stands on
+    that ring inside the wilderness.
+    """
+    distance = movement.distance(p, q)
+    agent_in_wilderness = movement.in_wilderness(p.x, p.y)
+    return [
+        _ring_in_wilderness(q.x, q.y, k) and not (distance == k and agent_in_wilderness) for k in FARCAST_DISTANCES
+    ]
 
 
 def has_potion(p: PlayerState, potion: PotionType) -> bool:
     return p.potion_doses(potion) > 0
 
 
-# members bound once: enum attribute access costs ~200 ns on Python 3.11, the masks read ~40
-_ANCIENT, _LUNAR, _LMS = Spellbook.ANCIENT, Spellbook.LUNAR, FightMode.LMS
-_GRANITE_MAUL, _ANGLERFISH = Ids.GRANITE_MAUL, Ids.ANGLERFISH
-_WX0, _WX1 = movement.WILDERNESS_X
-_WY0, _WY1 = movement.WILDERNESS_Y
-_FAR_MIN, _FAR_MAX = FARCAST_DISTANCES[0], FARCAST_DISTANCES[-1]
-_MASK = struct.Struct(f"{NUM_MASK}?")
 if HEAD_SIZES != (4, 3, 3, 4, 5, 2, 2, 2, 2, 5, 7, 6) or len(FARCAST_DISTANCES) != HEAD_SIZES[10] - 1:
     raise AssertionError("the §14.1 head layout changed: update `mask_values`, which lists the 45 values in order")
 
@@ -142,125 +125,117 @@ def compute_masks(
 
 
 def pack_masks(values: list[bool], out: np.ndarray) -> None:
-    """Write `mask_values`' list into a contiguous 45-entry bool array with one C call."""
-    _MASK.pack_into(out, 0, *values)
+    """Write `mask_values`' list into a 45-entry bool array."""
+    out[:] = values
 
 
 def mask_values(sim: FightView, p: PlayerState, facts: LoadoutFacts, known_lunar: bool) -> list[bool]:
     """The 45 environment mask booleans for player `p` in head order, as a list (spec §14.3).
 
-    "Remaining ticks = 0" (spec §3: `max(ticks − 1, 0)`) is written `ticks <= 1` throughout.
+    The definitions of §14.3 first, in the spec's order, then its table, one line per head.
     """
+    q = sim.opponent(p)
     prm: FightParams = sim.params
-    q = sim.players[1 - p.index]
-    lv, base = p.level, p.base
-    ticks, qticks = p.timer_ticks, q.timer_ticks
-    can_attack = ticks[T_ATTACK] <= 1
-    gate = can_attack or not prm.only_switch_gear_when_attack_soon
-    can_move = ticks[T_FREEZE] <= 1
-    target_can_move = qticks[T_FREEZE] <= 1
-    target_attack_ready = qticks[T_ATTACK] <= 1
-    px, py, qx, qy = p.x, p.y, q.x, q.y
-    dx, dy = px - qx, py - qy
-    adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
-    in_melee = adx + ady == 1  # movement.in_melee_range
-    can_melee = in_melee or can_move
     inv = p.inventory_facts()
-    doses = inv.doses
-    can_2h = inv.has_free_slot or p.equipment[SLOT_SHIELD] == EMPTY
     energy = p.special_energy
-    ancient = p.spellbook is _ANCIENT
-    magic = lv[SK_MAGIC]
-    hp, base_hp = lv[SK_HITPOINTS], base[SK_HITPOINTS]
-
-    ice = gate and facts.magic_set and ancient and magic >= ICE_MIN_MAGIC
-    blood = gate and facts.magic_set and ancient and magic >= BLOOD_MIN_MAGIC and hp < base_hp
-    mage_spec = gate and facts.magic_special_cost is not None and energy >= facts.magic_special_cost
-    ranged = gate and (not facts.ranged_two_handed or can_2h)
-    ranged_spec = ranged and facts.ranged_special_cost is not None and energy >= facts.ranged_special_cost
-    melee = gate and can_melee and (not facts.melee_two_handed or can_2h)
-    gmaul = facts.spec_weapon == _GRANITE_MAUL and energy >= GMAUL_SPEC_COST
-    melee_spec = (
-        (gmaul or gate)
+    # definitions
+    can_attack = p.remaining(TimerId.ATTACK) == 0
+    attack_gate = can_attack or not prm.only_switch_gear_when_attack_soon
+    can_move = p.remaining(TimerId.FREEZE) == 0
+    target_can_move = q.remaining(TimerId.FREEZE) == 0
+    in_melee_range = movement.in_melee_range(p, q)
+    can_melee = in_melee_range or can_move
+    can_equip_2h = inv.has_free_slot or p.equipment[Slot.SHIELD] == EMPTY
+    ancient_magic = facts.magic_set and p.spellbook is Spellbook.ANCIENT and attack_gate
+    ice_ok = ancient_magic and p.level[Skill.MAGIC] >= ICE_MIN_MAGIC
+    blood_ok = ancient_magic and p.level[Skill.MAGIC] >= BLOOD_MIN_MAGIC and p.hp < p.base_hp
+    mage_spec_ok = attack_gate and facts.magic_special_cost is not None and energy >= facts.magic_special_cost
+    ranged_ok = attack_gate and (not facts.ranged_two_handed or can_equip_2h)
+    ranged_spec_ok = ranged_ok and facts.ranged_special_cost is not None and energy >= facts.ranged_special_cost
+    melee_ok = attack_gate and can_melee and (not facts.melee_two_handed or can_equip_2h)
+    gmaul_ok = facts.spec_weapon == Ids.GRANITE_MAUL and energy >= GMAUL_SPEC_COST
+    melee_spec_ok = (
+        (gmaul_ok or attack_gate)
         and can_melee
-        and (not facts.spec_two_handed or can_2h)
+        and (not facts.spec_two_handed or can_equip_2h)
         and facts.spec_cost is not None
         and energy >= facts.spec_cost
     )
-    # head 4: potions
-    brew_ok = restore_ok = combat_ok = ranging_ok = False
-    if ticks[T_POTION] <= 1:
-        brew_useful = lv[SK_DEFENCE] < facts.brew_defence_cap - 1 or hp <= base_hp
-        brew_ok = brew_useful and doses[POT_BREW] > 0
-        below = (  # §14.3: any of Att/Def/Str/Rng/Mag/Prayer below base
-            lv[SK_ATTACK] < base[SK_ATTACK]
-            or lv[SK_DEFENCE] < base[SK_DEFENCE]
-            or lv[SK_STRENGTH] < base[SK_STRENGTH]
-            or lv[SK_RANGED] < base[SK_RANGED]
-            or lv[SK_MAGIC] < base[SK_MAGIC]
-            or lv[SK_PRAYER] < base[SK_PRAYER]
-        )
-        restore_ok = below and doses[POT_RESTORE] > 0
-        a_cap, s_cap, d_cap = facts.combat_caps
-        combat_useful = a_cap > lv[SK_ATTACK] + 1 or s_cap > lv[SK_STRENGTH] + 1 or d_cap > lv[SK_DEFENCE] + 1
-        combat_ok = combat_useful and doses[POT_COMBAT] > 0
-        ranging_ok = facts.ranged_cap > lv[SK_RANGED] + 1 and doses[POT_RANGING] > 0
-    # head 5: food
-    food = inv.primary_food
-    eat_ok = False
-    if ticks[T_FOOD] <= 1 and food is not None:
-        eat_ok = hp <= base_hp if food == _ANGLERFISH else hp < base_hp
-    # heads 9–10: movement; farOK(k) for k = 2..7 (the ring at distance k around the target)
+    target_attack_ready = q.remaining(TimerId.ATTACK) == 0
+    prayer_left = p.level[Skill.PRAYER] > 0
+    protect_ok = prayer_left and (target_attack_ready or not prm.only_switch_prayer_when_about_to_attack)
     move_ok = can_move and (prm.allow_moving_if_can_attack or not can_attack)
-    d = adx if adx > ady else ady
-    p_wild = _WX0 <= px <= _WX1 and _WY0 <= py <= _WY1  # movement.in_wilderness
-    if _WX0 <= qx <= _WX1 and _WY0 <= qy <= _WY1:  # every ring around a target inside the box meets it
-        far = [True] * len(FARCAST_DISTANCES)
-        if p_wild and _FAR_MIN <= d <= _FAR_MAX:
-            far[d - _FAR_MIN] = False
-    else:
-        far = [
-            qx - k <= _WX1 and qx + k >= _WX0 and qy - k <= _WY1 and qy + k >= _WY0 and not (d == k and p_wild)
-            for k in FARCAST_DISTANCES
-        ]
-    far_any = any(far)
-    if move_ok:
-        adjacent_ok = _candidate_ok(px, py, qx, qy, movement.CARDINALS)
-        under_ok = not target_can_move and d != 0
-        diagonal_ok = _candidate_ok(px, py, qx, qy, movement.DIAGONALS)
-    else:
-        adjacent_ok = under_ok = diagonal_ok = False
-    far_any_ok = move_ok and far_any
-    # head 11: prayer
-    prayer_left = lv[SK_PRAYER] > 0
-    protect = prayer_left and (target_attack_ready or not prm.only_switch_prayer_when_about_to_attack)
-    lms = sim.fight_mode is _LMS
-    no_food = not (inv.sharks or inv.karambwans or inv.anglerfish)
+    far_ok = farcast_flags(p, q)
     return [
         # head 0: attack
-        not can_attack, ice or blood or mage_spec, ranged or ranged_spec, melee or melee_spec,
-        True, melee, melee_spec,  # head 1: melee type
-        True, ranged, ranged_spec,  # head 2: ranged type
-        True, ice, blood, mage_spec,  # head 3: mage type
-        True, brew_ok, restore_ok, combat_ok, ranging_ok,  # head 4: potion
-        True, eat_ok,  # head 5: food
-        True, ticks[T_KARAMBWAN] <= 1 and inv.karambwans > 0 and hp < base_hp,  # head 6: karambwan
-        True, ticks[T_VENGEANCE_COOLDOWN] <= 1 and p.spellbook is _LUNAR,  # head 7: vengeance
+        not can_attack, ice_ok or blood_ok or mage_spec_ok, ranged_ok or ranged_spec_ok, melee_ok or melee_spec_ok,
+        True, melee_ok, melee_spec_ok,  # head 1: melee type
+        True, ranged_ok, ranged_spec_ok,  # head 2: ranged type
+        True, ice_ok, blood_ok, mage_spec_ok,  # head 3: magic type
+        True, *potion_flags(p, inv, facts),  # head 4: brew, restore, super combat, ranging
+        True, _eat_ok(p, inv),  # head 5: food
+        True, p.remaining(TimerId.KARAMBWAN) == 0 and inv.karambwans > 0 and p.hp < p.base_hp,  # head 6
+        True, p.remaining(TimerId.VENGEANCE_COOLDOWN) == 0 and p.spellbook is Spellbook.LUNAR,  # head 7
         True, target_attack_ready,  # head 8: tank gear
-        True, adjacent_ok, under_ok, far_any_ok, diagonal_ok,  # head 9: movement
-        True, *far,  # head 10: farcast distance
-        # head 11: prayer; value 0 is never legal
-        False,
-        protect and not known_lunar,
-        protect,
-        protect and (can_move or target_can_move or in_melee),
-        prm.allow_smite and not lms and can_attack and prayer_left,
-        (
-            prm.allow_redemption
-            and not lms
-            and no_food
-            and doses[POT_BREW] <= 0
-            and (bool(p.hit_queue) or target_attack_ready)
-            and prayer_left
-        ),
+        True,  # head 9: movement [QUIRK 15, DROP: farcast checks distances 2–7]
+        move_ok and _candidate_ok(p, q, movement.CARDINALS),
+        move_ok and not target_can_move and movement.distance(p, q) != 0,
+        move_ok and any(far_ok),
+        move_ok and _candidate_ok(p, q, movement.DIAGONALS),
+        True, *far_ok,  # head 10: farcast distance 2..7
+        False,  # head 11: prayer; value 0 (keep) is never legal
+        protect_ok and not known_lunar,
+        protect_ok,
+        protect_ok and (can_move or target_can_move or in_melee_range),
+        _smite_ok(sim, p, can_attack),
+        _redemption_ok(sim, p, inv, target_attack_ready),
     ]
+
+
+def potion_flags(p: PlayerState, inv: InventoryFacts, facts: LoadoutFacts) -> tuple[bool, bool, bool, bool]:
+    """Head 4 values 1–4 (§14.3): brew, restore, super combat, ranging; each needs POTION free and a dose."""
+    if p.remaining(TimerId.POTION) > 0:
+        return False, False, False, False
+    lv, base = p.level, p.base
+    doses = inv.doses
+    brew_useful = lv[Skill.DEFENCE] < facts.brew_defence_cap - 1 or p.hp <= p.base_hp
+    below_base = any(lv[s] < base[s] for s in _RESTORE_CHECKED_SKILLS)
+    attack_cap, strength_cap, defence_cap = facts.combat_caps
+    combat_useful = (
+        attack_cap > lv[Skill.ATTACK] + 1
+        or strength_cap > lv[Skill.STRENGTH] + 1
+        or defence_cap > lv[Skill.DEFENCE] + 1
+    )
+    ranging_useful = facts.ranged_cap > lv[Skill.RANGED] + 1
+    return (
+        brew_useful and doses[PotionType.BREW] > 0,
+        below_base and doses[PotionType.RESTORE] > 0,
+        combat_useful and doses[PotionType.COMBAT] > 0,
+        ranging_useful and doses[PotionType.RANGING] > 0,
+    )
+
+
+def _eat_ok(p: PlayerState, inv: InventoryFacts) -> bool:
+    """Head 5 value 1: FOOD free and primary food carried; anglerfish may overheal (HP ≤ base), sharks not."""
+    food = inv.primary_food
+    if p.remaining(TimerId.FOOD) > 0 or food is None:
+        return False
+    return p.hp <= p.base_hp if food == Ids.ANGLERFISH else p.hp < p.base_hp
+
+
+def _smite_ok(sim: FightView, p: PlayerState, can_attack: bool) -> bool:
+    """smiteOK (§14.3)."""
+    return sim.params.allow_smite and sim.fight_mode is not FightMode.LMS and can_attack and p.level[Skill.PRAYER] > 0
+
+
+def _redemption_ok(sim: FightView, p: PlayerState, inv: InventoryFacts, target_attack_ready: bool) -> bool:
+    """redemptionOK (§14.3): no food of any kind [QUIRK 2, DROP: sharks count] and no brew left."""
+    no_food = not (inv.sharks or inv.karambwans or inv.anglerfish)
+    return (
+        sim.params.allow_redemption
+        and sim.fight_mode is not FightMode.LMS
+        and no_food
+        and inv.doses[PotionType.BREW] <= 0
+        and (bool(p.hit_queue) or target_attack_ready)
+        and p.level[Skill.PRAYER] > 0
+    )

@@ -23,9 +23,7 @@ DIAGONALS = ((1, 1), (1, -1), (-1, -1), (-1, 1))  # NE, SE, SW, NW (§5.8 "diago
 
 def cheb(ax: int, ay: int, bx: int, by: int) -> int:
     """Chebyshev distance (spec conventions)."""
-    dx = ax - bx
-    dy = ay - by
-    return max(dx if dx >= 0 else -dx, dy if dy >= 0 else -dy)
+    return max(abs(ax - bx), abs(ay - by))
 
 
 def distance(a: PlayerState, b: PlayerState) -> int:
@@ -166,67 +164,16 @@ def movement_candidates(
 ) -> list[tuple[int, int]]:
     """Candidate destinations of spec §5.8 before the tie-break: inside the wilderness, best first.
 
-    Returns every tile tied for the minimum of (Cheb to the player, Cheb to the target).
+    Returns every tile tied for the minimum of (Cheb to the player, Cheb to the target), in `offsets` order.
     """
-    best: list[tuple[int, int]] = []
-    best_p = best_t = 1 << 30  # the key (Cheb to the player, Cheb to the target), compared in that order
-    x0, x1 = WILDERNESS_X
-    y0, y1 = WILDERNESS_Y
-    for ox, oy in offsets:  # cheb() and in_wilderness() inlined: farcast rings have up to 28 tiles
-        x, y = tx + ox, ty + oy
-        if not (x0 <= x <= x1 and y0 <= y <= y1):
-            continue
-        dx, dy = x - px, y - py
-        dx, dy = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
-        to_p = dx if dx > dy else dy
-        if to_p > best_p:
-            continue
-        ax, ay = (ox if ox >= 0 else -ox), (oy if oy >= 0 else -oy)
-        to_t = ax if ax > ay else ay
-        if to_p < best_p or to_t < best_t:
-            best_p, best_t, best = to_p, to_t, [(x, y)]
-        elif to_t == best_t:
-            best.append((x, y))
-    return best
-
-
-_RELATIVE_CANDIDATES: dict[tuple[int, int, int, int], tuple[tuple[int, int], ...]] = {}
-_RELATIVE_CANDIDATES_LIMIT = 1 << 14
-
-
-def movement_candidates_memo(
-    px: int, py: int, tx: int, ty: int, offsets: tuple[tuple[int, int], ...], kind: int, extent: int
-) -> list[tuple[int, int]]:
-    """`movement_candidates`, memoised by the player's offset from the target where that is exact.
-
-    When the wilderness box holds the whole square of `offsets` around the target (`extent`: their
-    largest coordinate), no candidate is filtered, so the candidates, in order, only translate with
-    the target. `kind` names the offsets (with `extent`) in the memo key: callers use one per table.
-    """
-    if (
-        WILDERNESS_X[0] <= tx - extent
-        and tx + extent <= WILDERNESS_X[1]
-        and WILDERNESS_Y[0] <= ty - extent
-        and ty + extent <= WILDERNESS_Y[1]
-    ):
-        key = (kind, extent, px - tx, py - ty)
-        rel = _RELATIVE_CANDIDATES.get(key)
-        if rel is None:
-            rel = tuple((x - tx, y - ty) for x, y in movement_candidates(px, py, tx, ty, offsets))
-            if len(_RELATIVE_CANDIDATES) >= _RELATIVE_CANDIDATES_LIMIT:
-                _RELATIVE_CANDIDATES.clear()
-            _RELATIVE_CANDIDATES[key] = rel
-        return [(tx + dx, ty + dy) for dx, dy in rel]
-    return movement_candidates(px, py, tx, ty, offsets)
-
-
-_RING_CACHE: dict[int, tuple[tuple[int, int], ...]] = {}
+    tiles = [(tx + ox, ty + oy) for ox, oy in offsets if in_wilderness(tx + ox, ty + oy)]
+    ranked = [((cheb(px, py, x, y), cheb(tx, ty, x, y)), (x, y)) for x, y in tiles]
+    if not ranked:
+        return []
+    best = min(rank for rank, _ in ranked)
+    return [tile for rank, tile in ranked if rank == best]
 
 
 def ring_offsets(k: int) -> tuple[tuple[int, int], ...]:
     """Offsets of the square ring at Chebyshev distance exactly `k` (spec §5.8 farcast)."""
-    ring = _RING_CACHE.get(k)
-    if ring is None:
-        ring = tuple((ox, oy) for ox in range(-k, k + 1) for oy in range(-k, k + 1) if max(abs(ox), abs(oy)) == k)
-        _RING_CACHE[k] = ring
-    return ring
+    return tuple((ox, oy) for ox in range(-k, k + 1) for oy in range(-k, k + 1) if max(abs(ox), abs(oy)) == k)

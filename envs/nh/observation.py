@@ -7,57 +7,21 @@ episode (96–141, the loadout's flags and gear totals) are computed once per ep
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
-from envs.nh.contract import HEAD_OFFSETS, OBS_SIZE, Obs
+from envs.nh.contract import OBS_SIZE, Head, MageType, MeleeType, Obs, RangedType, logit_index
 from envs.nh.fight_view import FightView
-from envs.nh.items import (
-    B_MAGIC_DEFENCE,
-    B_RANGED_DEFENCE,
-    B_SLASH_DEFENCE,
-    ITEMS,
-    POT_BREW,
-    POT_COMBAT,
-    POT_RANGING,
-    POT_RESTORE,
-    RANGED_RANGE_TILES,
-    SLOT_WEAPON,
-    Bonus,
-    CombatStyle,
-    Ids,
-)
+from envs.nh.items import ITEMS, RANGED_RANGE_TILES, Bonus, CombatStyle, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost
 from envs.nh.prayers import Prayer
-from envs.nh.state import (
-    SK_ATTACK,
-    SK_DEFENCE,
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    SK_RANGED,
-    SK_STRENGTH,
-    T_ATTACK,
-    T_FOOD,
-    T_FREEZE,
-    T_FREEZE_IMMUNITY,
-    T_KARAMBWAN,
-    T_POTION,
-    T_VENGEANCE_COOLDOWN,
-    TIMER_NEVER_SET,
-    WEAPON_FAMILY,
-    FightMode,
-    PlayerState,
-    Skill,
-    Spellbook,
-)
-from envs.nh.stats import RECENT_WINDOW, EpisodeStats, visible_bonuses
+from envs.nh.state import TIMER_NEVER_SET, FightMode, PlayerState, Skill, Spellbook, TimerId, weapon_family
+from envs.nh.stats import RECENT_WINDOW, EpisodeStats, TickEvents, visible_bonuses
 
 CONFIDENCE_HITS = 20  # §15.2 entries 66, 74: min(1, N / 20)
 MAX_DISTANCE_OBS = 7  # §15.2 entries 60–62
@@ -69,8 +33,10 @@ MELEE_SPECIAL_CANDIDATES = (
     Ids.DRAGON_DAGGERS | {Ids.ARMADYL_GODSWORD, Ids.DRAGON_CLAWS, Ids.GRANITE_MAUL}
     | {Ids.VESTAS_LONGSWORD, Ids.ANCIENT_GODSWORD, Ids.STATIUS_WARHAMMER}
 )  # §12.8
-_STYLE_OBS = (int(CombatStyle.MELEE), int(CombatStyle.MAGIC), int(CombatStyle.RANGED))  # order of 67–72, 82–87
-_PRAYER_OBS = (int(CombatStyle.MAGIC), int(CombatStyle.RANGED), int(CombatStyle.MELEE))  # order of 75–80, 89–94
+# Style order of entries 67–72 and 82–87, and protection order of 75–80 and 89–94 (§15.2); the C core's
+# table generator (`envs/nh/core/gen_tables.py`) reads both, `_TARGET_SAMPLES` and `MELEE_SPECIAL_CANDIDATES`.
+_STYLE_OBS = (int(CombatStyle.MELEE), int(CombatStyle.MAGIC), int(CombatStyle.RANGED))
+_PRAYER_OBS = (int(CombatStyle.MAGIC), int(CombatStyle.RANGED), int(CombatStyle.MELEE))
 
 
 def _set_sum(load: Loadout, gear: GearSet, bonus: Bonus) -> int:
@@ -140,92 +106,129 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
     return v
 
 
-class _ObsIndex:
-    """Plain-int copy of `Obs` for per-tick code.
-
-    Attribute access on an enum class costs ~200 ns on Python 3.11 (the metaclass `__getattr__`
-    hook), ten times a plain attribute.
-    """
-
-    def __init__(self) -> None:
-        for entry in Obs:
-            setattr(self, entry.name, int(entry))
-
-    def __getattr__(self, name: str) -> int:  # only reached for a name Obs does not have
-        raise AttributeError(f"no observation entry {name!r}")
-
-
-OI: Any = _ObsIndex()
-
-# (sample style, bonus) for entries 145–159, with the observer's own default entry
-_TARGET_SAMPLES = (
-    (OI.TARGET_MAGIC_ACCURACY, CombatStyle.MAGIC, Bonus.MAGIC_ATTACK, OI.MAGIC_ACCURACY),
-    (OI.TARGET_MAGIC_STRENGTH, CombatStyle.MAGIC, Bonus.MAGIC_DAMAGE_TENTHS, OI.MAGIC_STRENGTH),
-    (OI.TARGET_RANGED_ACCURACY, CombatStyle.RANGED, Bonus.RANGED_ATTACK, OI.RANGED_ACCURACY),
-    (OI.TARGET_RANGED_STRENGTH, CombatStyle.RANGED, Bonus.RANGED_STRENGTH, OI.RANGED_STRENGTH),
-    (OI.TARGET_MELEE_ACCURACY, CombatStyle.MELEE, Bonus.SLASH_ATTACK, OI.MELEE_ACCURACY),
-    (OI.TARGET_MELEE_STRENGTH, CombatStyle.MELEE, Bonus.MELEE_STRENGTH, OI.MELEE_STRENGTH),
-    (OI.TARGET_MAGIC_GEAR_RANGED_DEFENCE, CombatStyle.MAGIC, Bonus.RANGED_DEFENCE, OI.MAGIC_GEAR_RANGED_DEFENCE),
-    (OI.TARGET_MAGIC_GEAR_MAGE_DEFENCE, CombatStyle.MAGIC, Bonus.MAGIC_DEFENCE, OI.MAGIC_GEAR_MAGE_DEFENCE),
-    (OI.TARGET_MAGIC_GEAR_MELEE_DEFENCE, CombatStyle.MAGIC, Bonus.SLASH_DEFENCE, OI.MAGIC_GEAR_MELEE_DEFENCE),
-    (OI.TARGET_RANGED_GEAR_RANGED_DEFENCE, CombatStyle.RANGED, Bonus.RANGED_DEFENCE, OI.RANGED_GEAR_RANGED_DEFENCE),
-    (OI.TARGET_RANGED_GEAR_MAGE_DEFENCE, CombatStyle.RANGED, Bonus.MAGIC_DEFENCE, OI.RANGED_GEAR_MAGE_DEFENCE),
-    (OI.TARGET_RANGED_GEAR_MELEE_DEFENCE, CombatStyle.RANGED, Bonus.SLASH_DEFENCE, OI.RANGED_GEAR_MELEE_DEFENCE),
-    (OI.TARGET_MELEE_GEAR_RANGED_DEFENCE, CombatStyle.MELEE, Bonus.RANGED_DEFENCE, OI.MELEE_GEAR_RANGED_DEFENCE),
-    (OI.TARGET_MELEE_GEAR_MAGE_DEFENCE, CombatStyle.MELEE, Bonus.MAGIC_DEFENCE, OI.MELEE_GEAR_MAGE_DEFENCE),
-    (OI.TARGET_MELEE_GEAR_MELEE_DEFENCE, CombatStyle.MELEE, Bonus.SLASH_DEFENCE, OI.MELEE_GEAR_MELEE_DEFENCE),
-)
-if [idx for idx, *_ in _TARGET_SAMPLES] != list(
-    range(OI.TARGET_MAGIC_ACCURACY, OI.TARGET_MELEE_GEAR_MELEE_DEFENCE + 1)
-):
-    raise AssertionError("entries 145–159 must be listed in layout order (§15.2)")
-
 # ---- the per-tick encoder --------------------------------------------------------------------------
-# The dynamic entries form five contiguous runs of the §15.2 layout; each run is written with one
-# `struct.pack_into` of its values in layout order (one C call instead of one numpy store per entry).
-# `_run` checks at import that a run's first and last ids are where the encoder expects them, so a
-# layout change fails loudly here instead of shifting values silently.
+# One function per block of the §15.2 table, each writing its entries by name; `ObservationEncoder.encode`
+# calls them in layout order over a copy of the episode's static entries (96–141, 160, 161, 164).
 
-
-def _run(first: str, last: str, length: int) -> tuple[int, struct.Struct]:
-    start, end = Obs[first.upper()], Obs[last.upper()]
-    if end - start + 1 != length:
-        raise AssertionError(f"observation run {first}..{last} is no longer {length} entries (§15.2 layout)")
-    return int(start) * _FLOAT32_BYTES, struct.Struct(f"{length}f")
-
-
-_FLOAT32_BYTES = 4
-_RUN_TICK = _run("player_using_melee", "total_damage_dealt_scale", 66)  # entries 0–65
-_RUN_HIT_STATS = _run("target_attack_confidence", "recent_target_correct_pray_percent", 30)  # 66–95
-_RUN_TARGET_GEAR = _run("target_current_gear_ranged_defence", "target_melee_gear_melee_defence", 18)  # 142–159
-_RUN_VENG = _run("is_veng_active", "is_target_veng_active", 2)  # 162–163
-_RUN_TAIL = _run("is_target_lunar_spellbook", "is_food_anglerfish", 11)  # 165–175
-if OI.IS_PLAYER_LUNAR_SPELLBOOK != OI.IS_TARGET_LUNAR_SPELLBOOK - 1:  # the one static entry between runs
-    raise AssertionError("entry 164 must sit between the Vengeance run and the tail run (§15.2 layout)")
-
-# plain ints and members bound once (see `_ObsIndex`)
-_MELEE, _RANGED, _MAGIC = CombatStyle.MELEE, CombatStyle.RANGED, CombatStyle.MAGIC
-_PROTECT_MELEE, _PROTECT_MISSILES, _PROTECT_MAGIC = (
-    Prayer.PROTECT_FROM_MELEE, Prayer.PROTECT_FROM_MISSILES, Prayer.PROTECT_FROM_MAGIC
+_ATTACK_AVAILABLE_FLAGS = (  # §15.2 entries 168–174: repeat the attack flags of the §14.3 mask
+    (Obs.IS_BLOOD_MAGIC_ATTACK_AVAILABLE, logit_index(Head.MAGE_ATTACK_TYPE, MageType.BLOOD)),
+    (Obs.IS_ICE_MAGIC_ATTACK_AVAILABLE, logit_index(Head.MAGE_ATTACK_TYPE, MageType.ICE)),
+    (Obs.IS_MAGIC_SPEC_ATTACK_AVAILABLE, logit_index(Head.MAGE_ATTACK_TYPE, MageType.SPECIAL)),
+    (Obs.IS_RANGE_ATTACK_AVAILABLE, logit_index(Head.RANGED_ATTACK_TYPE, RangedType.NORMAL)),
+    (Obs.IS_RANGE_SPEC_ATTACK_AVAILABLE, logit_index(Head.RANGED_ATTACK_TYPE, RangedType.SPECIAL)),
+    (Obs.IS_MELEE_ATTACK_AVAILABLE, logit_index(Head.MELEE_ATTACK_TYPE, MeleeType.NORMAL)),
+    (Obs.IS_MELEE_SPEC_ATTACK_AVAILABLE, logit_index(Head.MELEE_ATTACK_TYPE, MeleeType.SPECIAL)),
 )
-_SMITE, _REDEMPTION = Prayer.SMITE, Prayer.REDEMPTION
-_MAGIC_DAMAGE_TENTHS = Bonus.MAGIC_DAMAGE_TENTHS
-_MASK_BLOOD, _MASK_ICE, _MASK_MAGE_SPEC = HEAD_OFFSETS[3] + 2, HEAD_OFFSETS[3] + 1, HEAD_OFFSETS[3] + 3
-_MASK_RANGED, _MASK_RANGED_SPEC = HEAD_OFFSETS[2] + 1, HEAD_OFFSETS[2] + 2
-_MASK_MELEE, _MASK_MELEE_SPEC = HEAD_OFFSETS[1] + 1, HEAD_OFFSETS[1] + 2
-_RATIO_LOW, _RATIO_HIGH = DAMAGE_RATIO_CLAMP
-_ANGLERFISH = Ids.ANGLERFISH
 
 
-def _remaining(ticks: int) -> int:
-    """`PlayerState.remaining` on a raw timer value (spec §3); inlined in `encode` where it is hot."""
-    return ticks - 1 if ticks > 1 else 0
+# §15.2 entries that apply one rule to both players: (own entry, opponent's entry, what the rule checks)
+_WEAPON_FAMILY_ENTRIES = (  # 0–2 and 12–14: the wielded weapon's style family (§6.1)
+    (Obs.PLAYER_USING_MELEE, Obs.TARGET_USING_MELEE, CombatStyle.MELEE),
+    (Obs.PLAYER_USING_RANGED, Obs.TARGET_USING_RANGED, CombatStyle.RANGED),
+    (Obs.PLAYER_USING_MAGE, Obs.TARGET_USING_MAGE, CombatStyle.MAGIC),
+)
+_PRAYER_ENTRIES = (  # 5–9 and 16–20: the prayer is active
+    (Obs.PLAYER_MELEE_PRAYER, Obs.TARGET_MELEE_PRAYER, Prayer.PROTECT_FROM_MELEE),
+    (Obs.PLAYER_RANGED_PRAYER, Obs.TARGET_RANGED_PRAYER, Prayer.PROTECT_FROM_MISSILES),
+    (Obs.PLAYER_MAGIC_PRAYER, Obs.TARGET_MAGIC_PRAYER, Prayer.PROTECT_FROM_MAGIC),
+    (Obs.PLAYER_SMITE_PRAYER, Obs.TARGET_SMITE_PRAYER, Prayer.SMITE),
+    (Obs.PLAYER_REDEMPTION_PRAYER, Obs.TARGET_REDEMPTION_PRAYER, Prayer.REDEMPTION),
+)
+# "remaining" (`max(ticks − 1, 0)`, §3) of one player's timer
+_OWN_TIMER_ENTRIES = (
+    (Obs.PLAYER_FROZEN_TICKS, TimerId.FREEZE),  # 29
+    (Obs.PLAYER_FROZEN_IMMUNITY_TICKS, TimerId.FREEZE_IMMUNITY),  # 31
+    (Obs.ATTACK_CYCLE_TICKS, TimerId.ATTACK),  # 39
+    (Obs.FOOD_CYCLE_TICKS, TimerId.FOOD),  # 40
+    (Obs.POTION_CYCLE_TICKS, TimerId.POTION),  # 41
+    (Obs.KARAMBWAN_CYCLE_TICKS, TimerId.KARAMBWAN),  # 42
+    (Obs.PLAYER_VENG_COOLDOWN_TICKS, TimerId.VENGEANCE_COOLDOWN),  # 166
+)
+_TARGET_TIMER_ENTRIES = (
+    (Obs.TARGET_FROZEN_TICKS, TimerId.FREEZE),  # 30
+    (Obs.TARGET_FROZEN_IMMUNITY_TICKS, TimerId.FREEZE_IMMUNITY),  # 32
+    (Obs.TARGET_ATTACK_CYCLE_TICKS, TimerId.ATTACK),  # 44
+    (Obs.TARGET_POTION_CYCLE_TICKS, TimerId.FOOD),  # 45: the target's FOOD timer, as named in §15.2
+    (Obs.TARGET_VENG_COOLDOWN_TICKS, TimerId.VENGEANCE_COOLDOWN),  # 167
+)
+_DOSE_ENTRIES = (  # 22–25: doses carried
+    (Obs.RANGE_POTION_DOSES, PotionType.RANGING),
+    (Obs.COMBAT_POTION_DOSES, PotionType.COMBAT),
+    (Obs.SUPER_RESTORE_DOSES, PotionType.RESTORE),
+    (Obs.BREW_DOSES, PotionType.BREW),
+)
+_BOOSTED_LEVEL_ENTRIES = (  # 34–37: current level / (base + the potion's boost)
+    (Obs.STRENGTH_LEVEL, Skill.STRENGTH),
+    (Obs.ATTACK_LEVEL, Skill.ATTACK),
+    (Obs.DEFENSE_LEVEL, Skill.DEFENCE),
+    (Obs.RANGED_LEVEL, Skill.RANGED),
+)
+
+
+def _write_weapons_prayers_and_health(out: np.ndarray, p: PlayerState, q: PlayerState, mine: EpisodeStats) -> None:
+    """Entries 0–21: both players' weapon family, special weapon, active prayers, energy; hitpoints."""
+    family, target_family = weapon_family(p), weapon_family(q)
+    for own, target, style in _WEAPON_FAMILY_ENTRIES:
+        out[own] = family is style
+        out[target] = target_family is style
+    for own, target, prayer in _PRAYER_ENTRIES:
+        out[own] = prayer in p.prayers
+        out[target] = prayer in q.prayers
+    out[Obs.PLAYER_SPEC_EQUIPPED] = p.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
+    out[Obs.TARGET_SPEC_EQUIPPED] = q.equipment[Slot.WEAPON] in MELEE_SPECIAL_CANDIDATES
+    out[Obs.SPECIAL_ENERGY_PERCENT] = p.special_energy
+    out[Obs.TARGET_SPECIAL_PERCENT] = q.special_energy
+    out[Obs.PLAYER_HEALTH_PERCENT] = p.hp / p.base_hp
+    out[Obs.TARGET_HEALTH_PERCENT] = mine.observed_opponent_hp  # sampled on hitsplats [QUIRK 1, DROP]
+
+
+def _write_supplies(out: np.ndarray, p: PlayerState) -> None:
+    """Entries 22–28: potion doses, food, karambwans and prayer points."""
+    inv = p.inventory_facts()
+    for entry, potion in _DOSE_ENTRIES:
+        out[entry] = inv.doses[potion]
+    out[Obs.FOOD_COUNT] = inv.anglerfish + inv.sharks  # karambwans are entry 27 [QUIRK 2, DROP]
+    out[Obs.KARAMBWAN_COUNT] = inv.karambwans
+    out[Obs.PRAYER_POINTS] = p.level[Skill.PRAYER] / p.base[Skill.PRAYER]
+
+
+def _write_timers(out: np.ndarray, p: PlayerState, q: PlayerState) -> None:
+    """Entries 29–32, 39–45, 166, 167: timers remaining, and the food-attack delay."""
+    for entry, timer in _OWN_TIMER_ENTRIES:
+        out[entry] = p.remaining(timer)
+    for entry, timer in _TARGET_TIMER_ENTRIES:
+        out[entry] = q.remaining(timer)
+    out[Obs.FOOD_ATTACK_DELAY] = food_attack_delay(p)
+
+
+def _write_levels(out: np.ndarray, p: PlayerState, boosted_caps: dict[Skill, int]) -> None:
+    """Entries 34–38: current levels over their potion-boosted caps (Magic over its base)."""
+    for entry, skill in _BOOSTED_LEVEL_ENTRIES:
+        out[entry] = p.level[skill] / boosted_caps[skill]
+    out[Obs.MAGIC_LEVEL] = p.level[Skill.MAGIC] / p.base[Skill.MAGIC]
+
+
+def boosted_level_caps(p: PlayerState) -> dict[Skill, int]:
+    """Denominators of entries 34–37: base + the boost of the potion for that skill (spec §15.2, §8.3)."""
+    base = p.base
+    return {
+        Skill.STRENGTH: base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]),
+        Skill.ATTACK: base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]),
+        Skill.DEFENCE: base[Skill.DEFENCE] + combat_boost(base[Skill.DEFENCE]),
+        Skill.RANGED: base[Skill.RANGED] + ranging_boost(base[Skill.RANGED]),
+    }
+
+
+def food_attack_delay(p: PlayerState) -> int:
+    """Entry 43: how far eating now would delay the next attack, 0..3 (spec §15.2)."""
+    u = p.timer_uncapped[TimerId.ATTACK]
+    if u == TIMER_NEVER_SET:
+        u = FOOD_DELAY_NEVER
+    return min(max(u - 1, -3), 0) + 3
 
 
 def _pending_on(q: PlayerState) -> tuple[int, int]:
     """(pending total damage, ticks until the first hit) on a player (spec §15.2 entries 46–48)."""
-    if not q.hit_queue and not q.damage_queue:
-        return 0, -1
     total = sum(h.total for h in q.hit_queue) + sum(q.damage_queue)
     if q.damage_queue:
         first = 0
@@ -236,249 +239,249 @@ def _pending_on(q: PlayerState) -> tuple[int, int]:
     return total, first
 
 
-def _fractions(counts: list[int], n: int, order: tuple[int, int, int]) -> tuple[float, float, float]:
-    if not n:
-        return 0.0, 0.0, 0.0
-    a, b, c = order
-    return counts[a] / n, counts[b] / n, counts[c] / n
+def _write_pending_and_new_hits(
+    out: np.ndarray, p: PlayerState, q: PlayerState, ev_me: TickEvents, ev_them: TickEvents
+) -> None:
+    """Entries 46–53: damage queued on both players, the hits created and the hitsplats of this tick."""
+    pending_on_target, first_on_target = _pending_on(q)
+    out[Obs.PENDING_DAMAGE_ON_TARGET] = pending_on_target / q.base_hp
+    out[Obs.TICKS_UNTIL_HIT_ON_TARGET] = first_on_target
+    out[Obs.TICKS_UNTIL_HIT_ON_PLAYER] = _pending_on(p)[1]
+    out[Obs.PLAYER_JUST_ATTACKED] = bool(ev_me.hits)
+    out[Obs.TARGET_JUST_ATTACKED] = bool(ev_them.hits)
+    out[Obs.TICK_NEW_ATTACK_DAMAGE] = ev_me.hits[-1].hit.total / q.base_hp if ev_me.hits else 0.0
+    out[Obs.DAMAGE_ON_PLAYER_TICK] = sum(p.hitsplats) / p.base_hp
+    out[Obs.DAMAGE_ON_TARGET_TICK] = sum(q.hitsplats) / q.base_hp
+
+
+def _write_movement_and_spells(out: np.ndarray, p: PlayerState, q: PlayerState) -> None:
+    """Entries 33 and 54–62: melee range, targeting, movement, PID, barrage levels and distances (capped at 7)."""
+    ancient = p.spellbook is Spellbook.ANCIENT
+    distance = movement.distance(p, q)
+    if p.walk_queue:
+        ex, ey = p.walk_queue[-1]
+        destination_to_target = movement.cheb(ex, ey, q.x, q.y)
+        player_to_destination = movement.cheb(p.x, p.y, ex, ey)
+    else:
+        destination_to_target, player_to_destination = distance, 0
+    out[Obs.PLAYER_LOCATION_CAN_MELEE] = movement.in_melee_range(p, q)
+    out[Obs.PLAYER_ATTACKING_TARGET] = p.target is q
+    out[Obs.PLAYER_IS_MOVING] = p.moving
+    out[Obs.TARGET_IS_MOVING] = q.moving
+    out[Obs.PLAYER_HAS_PID] = p.pid < q.pid
+    out[Obs.ICE_BARRAGE_USABLE] = ancient and p.level[Skill.MAGIC] >= ICE_BARRAGE_LEVEL
+    out[Obs.BLOOD_BARRAGE_USABLE] = ancient and p.level[Skill.MAGIC] >= BLOOD_BARRAGE_LEVEL
+    out[Obs.DESTINATION_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, destination_to_target)
+    out[Obs.PLAYER_TO_DESTINATION_DISTANCE] = min(MAX_DISTANCE_OBS, player_to_destination)
+    out[Obs.PLAYER_TO_TARGET_DISTANCE] = min(MAX_DISTANCE_OBS, distance)
+
+
+def _protected_hit_created(ev: TickEvents) -> bool:
+    """A hit created this tick met its defender's matching protection prayer (entries 63, 64)."""
+    return any(r.defender_protection is r.hit.style for r in ev.hits)
+
+
+def damage_dealt_scale(mine: EpisodeStats) -> float:
+    """Entry 65: `clamp((Σdealt + 1) / (Σreceived + 1), 0.5, 2)` over the episode (spec §15.2)."""
+    low, high = DAMAGE_RATIO_CLAMP
+    ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
+    return min(max(ratio, low), high)
+
+
+def _write_prayer_correctness_and_damage_ratio(
+    out: np.ndarray, mine: EpisodeStats, ev_me: TickEvents, ev_them: TickEvents
+) -> None:
+    """Entries 63–65."""
+    out[Obs.PLAYER_PRAYER_CORRECT] = _protected_hit_created(ev_them)
+    out[Obs.TARGET_PRAYER_CORRECT] = _protected_hit_created(ev_me)
+    out[Obs.TOTAL_DAMAGE_DEALT_SCALE] = damage_dealt_scale(mine)
+
+
+def _write_target_gear(out: np.ndarray, q: PlayerState) -> None:
+    """Entries 142–144: the defence bonuses of what the opponent wears now (ring and ammo excluded)."""
+    visible = visible_bonuses(q)
+    out[Obs.TARGET_CURRENT_GEAR_RANGED_DEFENCE] = visible[Bonus.RANGED_DEFENCE]
+    out[Obs.TARGET_CURRENT_GEAR_MAGE_DEFENCE] = visible[Bonus.MAGIC_DEFENCE]
+    out[Obs.TARGET_CURRENT_GEAR_MELEE_DEFENCE] = visible[Bonus.SLASH_DEFENCE]
+
+
+def _write_vengeance_and_spellbooks(out: np.ndarray, p: PlayerState, q: PlayerState, mine: EpisodeStats) -> None:
+    """Entries 162, 163, 165 (164, the own spellbook, is static; 166 and 167 are timers)."""
+    out[Obs.IS_VENG_ACTIVE] = p.vengeance
+    out[Obs.IS_TARGET_VENG_ACTIVE] = q.vengeance
+    out[Obs.IS_TARGET_LUNAR_SPELLBOOK] = mine.known_lunar_opponent
+
+
+def _write_attack_availability_and_food(out: np.ndarray, p: PlayerState, mask: Sequence[bool]) -> None:
+    """Entries 168–175: the attack flags of this tick's environment mask; whether the food is anglerfish."""
+    for entry, mask_index in _ATTACK_AVAILABLE_FLAGS:
+        out[entry] = mask[mask_index]
+    out[Obs.IS_FOOD_ANGLERFISH] = p.inventory_facts().primary_food == Ids.ANGLERFISH
+
+
+class AttackSummary(NamedTuple):
+    """What entries 66–95 read from the hits one player created this episode (spec §15.2, counting details).
+
+    Each value appears once in the attacker's own observation and once in its opponent's, at different
+    entries (`_write_hit_statistics` places them). Shares keyed by `CombatStyle` are of the attacker's hits;
+    `defender_prayer_share` keys by the style the defender's protection prayer covered.
+    """
+
+    confidence: float
+    """min(1, hits / 20)."""
+    style_share: dict[CombatStyle, float]
+    off_prayer_share: float
+    """Hits the defender was not protecting against."""
+    defender_prayer_share: dict[CombatStyle, float]
+    protected_share: float
+    recent_style_share: dict[CombatStyle, float]
+    """Over the last `RECENT_WINDOW` hits, always divided by the window."""
+    recent_off_prayer_share: float
+    recent_protected_share: float
+    recent_defender_prayer_share: dict[CombatStyle, float]
+
+
+def _shares(counts: list[int], n: int) -> dict[CombatStyle, float]:
+    """Each style's count over `n` hits (all 0 with no hit)."""
+    return {style: counts[style] / n if n else 0.0 for style in CombatStyle}
+
+
+def attack_summary(st: EpisodeStats) -> AttackSummary:
+    """`AttackSummary` of one player's created-hit records (spec §15.2 entries 66–95)."""
+    n = st.n_hits
+    window = RECENT_WINDOW
+    recent_styles = [style for style, _ in st.recent]
+    recent_protected = [protected for _, protected in st.recent]
+    return AttackSummary(
+        confidence=min(1.0, n / CONFIDENCE_HITS),
+        style_share=_shares(st.style_counts, n),
+        off_prayer_share=(n - st.protected_count) / n if n else 0.0,
+        defender_prayer_share=_shares(st.defender_prayer_counts, n),
+        protected_share=st.protected_count / n if n else 0.0,
+        recent_style_share={style: recent_styles.count(style) / window for style in CombatStyle},
+        recent_off_prayer_share=recent_protected.count(False) / window,
+        recent_protected_share=recent_protected.count(True) / window,
+        recent_defender_prayer_share={style: st.recent_prayed.count(style) / window for style in CombatStyle},
+    )
+
+
+def _write_hit_statistics(out: np.ndarray, mine: AttackSummary, theirs: AttackSummary) -> None:
+    """Entries 66–95 from both players' `AttackSummary` ("target" is the opponent's, "player" the own)."""
+    melee, magic, ranged = CombatStyle.MELEE, CombatStyle.MAGIC, CombatStyle.RANGED
+    out[Obs.TARGET_ATTACK_CONFIDENCE] = theirs.confidence
+    out[Obs.TARGET_MELEE_HIT_PERCENT] = theirs.style_share[melee]
+    out[Obs.TARGET_MAGIC_HIT_PERCENT] = theirs.style_share[magic]
+    out[Obs.TARGET_RANGED_HIT_PERCENT] = theirs.style_share[ranged]
+    out[Obs.PLAYER_MELEE_HIT_PERCENT] = mine.style_share[melee]
+    out[Obs.PLAYER_MAGIC_HIT_PERCENT] = mine.style_share[magic]
+    out[Obs.PLAYER_RANGED_HIT_PERCENT] = mine.style_share[ranged]
+    out[Obs.TARGET_NUMBER_OF_HITS_OFF_PRAYER] = theirs.off_prayer_share
+    out[Obs.TARGET_PRAYER_CONFIDENCE] = mine.confidence
+    out[Obs.TARGET_MAGIC_PRAYER_PERCENT] = mine.defender_prayer_share[magic]
+    out[Obs.TARGET_RANGED_PRAYER_PERCENT] = mine.defender_prayer_share[ranged]
+    out[Obs.TARGET_MELEE_PRAYER_PERCENT] = mine.defender_prayer_share[melee]
+    out[Obs.PLAYER_MAGIC_PRAYER_PERCENT] = theirs.defender_prayer_share[magic]
+    out[Obs.PLAYER_RANGED_PRAYER_PERCENT] = theirs.defender_prayer_share[ranged]
+    out[Obs.PLAYER_MELEE_PRAYER_PERCENT] = theirs.defender_prayer_share[melee]
+    out[Obs.TARGET_CORRECT_PRAY_PERCENT] = mine.protected_share
+    out[Obs.RECENT_TARGET_MELEE_HIT_PERCENT] = theirs.recent_style_share[melee]
+    out[Obs.RECENT_TARGET_MAGIC_HIT_PERCENT] = theirs.recent_style_share[magic]
+    out[Obs.RECENT_TARGET_RANGED_HIT_PERCENT] = theirs.recent_style_share[ranged]
+    out[Obs.RECENT_PLAYER_MELEE_HIT_PERCENT] = mine.recent_style_share[melee]
+    out[Obs.RECENT_PLAYER_MAGIC_HIT_PERCENT] = mine.recent_style_share[magic]
+    out[Obs.RECENT_PLAYER_RANGED_HIT_PERCENT] = mine.recent_style_share[ranged]
+    out[Obs.RECENT_TARGET_NUMBER_OF_HITS_OFF_PRAYER] = theirs.recent_off_prayer_share
+    out[Obs.RECENT_TARGET_MAGIC_PRAYER_PERCENT] = mine.recent_defender_prayer_share[magic]
+    out[Obs.RECENT_TARGET_RANGED_PRAYER_PERCENT] = mine.recent_defender_prayer_share[ranged]
+    out[Obs.RECENT_TARGET_MELEE_PRAYER_PERCENT] = mine.recent_defender_prayer_share[melee]
+    out[Obs.RECENT_PLAYER_MAGIC_PRAYER_PERCENT] = theirs.recent_defender_prayer_share[magic]
+    out[Obs.RECENT_PLAYER_RANGED_PRAYER_PERCENT] = theirs.recent_defender_prayer_share[ranged]
+    out[Obs.RECENT_PLAYER_MELEE_PRAYER_PERCENT] = theirs.recent_defender_prayer_share[melee]
+    out[Obs.RECENT_TARGET_CORRECT_PRAY_PERCENT] = mine.recent_protected_share
+
+
+_TARGET_SAMPLES = (
+    # entry, style of the opponent's hit that samples it, bonus, the own entry used until then (§15.2 145–159)
+    (Obs.TARGET_MAGIC_ACCURACY, CombatStyle.MAGIC, Bonus.MAGIC_ATTACK, Obs.MAGIC_ACCURACY),
+    (Obs.TARGET_MAGIC_STRENGTH, CombatStyle.MAGIC, Bonus.MAGIC_DAMAGE_TENTHS, Obs.MAGIC_STRENGTH),
+    (Obs.TARGET_RANGED_ACCURACY, CombatStyle.RANGED, Bonus.RANGED_ATTACK, Obs.RANGED_ACCURACY),
+    (Obs.TARGET_RANGED_STRENGTH, CombatStyle.RANGED, Bonus.RANGED_STRENGTH, Obs.RANGED_STRENGTH),
+    (Obs.TARGET_MELEE_ACCURACY, CombatStyle.MELEE, Bonus.SLASH_ATTACK, Obs.MELEE_ACCURACY),
+    (Obs.TARGET_MELEE_STRENGTH, CombatStyle.MELEE, Bonus.MELEE_STRENGTH, Obs.MELEE_STRENGTH),
+    (Obs.TARGET_MAGIC_GEAR_RANGED_DEFENCE, CombatStyle.MAGIC, Bonus.RANGED_DEFENCE, Obs.MAGIC_GEAR_RANGED_DEFENCE),
+    (Obs.TARGET_MAGIC_GEAR_MAGE_DEFENCE, CombatStyle.MAGIC, Bonus.MAGIC_DEFENCE, Obs.MAGIC_GEAR_MAGE_DEFENCE),
+    (Obs.TARGET_MAGIC_GEAR_MELEE_DEFENCE, CombatStyle.MAGIC, Bonus.SLASH_DEFENCE, Obs.MAGIC_GEAR_MELEE_DEFENCE),
+    (Obs.TARGET_RANGED_GEAR_RANGED_DEFENCE, CombatStyle.RANGED, Bonus.RANGED_DEFENCE, Obs.RANGED_GEAR_RANGED_DEFENCE),
+    (Obs.TARGET_RANGED_GEAR_MAGE_DEFENCE, CombatStyle.RANGED, Bonus.MAGIC_DEFENCE, Obs.RANGED_GEAR_MAGE_DEFENCE),
+    (Obs.TARGET_RANGED_GEAR_MELEE_DEFENCE, CombatStyle.RANGED, Bonus.SLASH_DEFENCE, Obs.RANGED_GEAR_MELEE_DEFENCE),
+    (Obs.TARGET_MELEE_GEAR_RANGED_DEFENCE, CombatStyle.MELEE, Bonus.RANGED_DEFENCE, Obs.MELEE_GEAR_RANGED_DEFENCE),
+    (Obs.TARGET_MELEE_GEAR_MAGE_DEFENCE, CombatStyle.MELEE, Bonus.MAGIC_DEFENCE, Obs.MELEE_GEAR_MAGE_DEFENCE),
+    (Obs.TARGET_MELEE_GEAR_MELEE_DEFENCE, CombatStyle.MELEE, Bonus.SLASH_DEFENCE, Obs.MELEE_GEAR_MELEE_DEFENCE),
+)
+
+
+def _write_target_gear_samples(out: np.ndarray, theirs: EpisodeStats) -> None:
+    """Entries 145–159: the opponent's gear sampled at its last hit of each style, else the own static value.
+
+    Reads the own values (124–141) from `out`, so it runs after the static entries are copied in.
+    """
+    for entry, style, bonus, own_entry in _TARGET_SAMPLES:
+        sample = theirs.gear_samples[style]
+        if sample is None:
+            out[entry] = out[own_entry]
+        elif bonus is Bonus.MAGIC_DAMAGE_TENTHS:
+            out[entry] = sample[bonus] / 10  # in percent, as entry 125
+        else:
+            out[entry] = sample[bonus]
 
 
 class ObservationEncoder:
-    """Player `p`'s §15.2 observation for one episode, with its per-episode constants resolved once.
+    """Player `p`'s §15.2 observation for one episode, built at reset (players, statistics and tick events
+    live for the whole episode)."""
 
-    Built at reset (the players, their statistics and tick events live for the whole episode).
-    Entries that only change when a hit is created (66–95, 145–159) are recomputed only then,
-    keyed by the hit counters of `EpisodeStats`.
-    """
-
-    __slots__ = (
-        "_ancient",
-        "_att_cap",
-        "_def_cap",
-        "_default_samples",
-        "_ev_me",
-        "_ev_them",
-        "_mine",
-        "_p",
-        "_q",
-        "_rng_cap",
-        "_samples",
-        "_samples_key",
-        "_static",
-        "_stats",
-        "_stats_key",
-        "_str_cap",
-        "_summaries",
-        "_theirs",
-    )
+    __slots__ = ("_boosted_caps", "_ev_me", "_ev_them", "_mine", "_p", "_q", "_static", "_summaries", "_theirs")
 
     def __init__(
         self, sim: FightView, p: PlayerState, static: np.ndarray, shared: dict[int, Any] | None = None
     ) -> None:
-        """`shared`: a dict both players' encoders of the episode share (per-attacker hit summaries)."""
+        """`shared`: a dict both players' encoders of the episode share, so that each player's
+        `AttackSummary` is computed once per hit it creates rather than by both encoders every tick."""
         q = sim.opponent(p)
         self._summaries: dict[int, Any] = {} if shared is None else shared
         self._p, self._q = p, q
         self._mine, self._theirs = sim.stats[p.index], sim.stats[q.index]
         self._ev_me, self._ev_them = sim.events[p.index], sim.events[q.index]
         self._static = static
-        values = static.tolist()
-        self._default_samples = [values[default] for _, _, _, default in _TARGET_SAMPLES]
-        base = p.base
-        # denominators of entries 34–37: base + the potion's boost (spec §15.2, §8.3)
-        self._str_cap = base[SK_STRENGTH] + combat_boost(base[SK_STRENGTH])
-        self._att_cap = base[SK_ATTACK] + combat_boost(base[SK_ATTACK])
-        self._def_cap = base[SK_DEFENCE] + combat_boost(base[SK_DEFENCE])
-        self._rng_cap = base[SK_RANGED] + ranging_boost(base[SK_RANGED])
-        self._ancient = p.spellbook is Spellbook.ANCIENT
-        self._stats_key: tuple[int, int] | None = None
-        self._stats: tuple[float, ...] = ()
-        self._samples_key = -1
-        self._samples: tuple[float, ...] = ()
+        self._boosted_caps = boosted_level_caps(p)
 
     def encode(self, mask: Sequence[bool], out: np.ndarray) -> np.ndarray:
-        """Fill `out` with the observation at the end of the tick (spec §15.2).
+        """Fill `out` with the observation at the end of the tick (spec §15.2), block by block.
 
         `mask` is `p`'s environment mask of this tick (entries 168–174 repeat its attack flags).
         """
-        p, q = self._p, self._q
-        mine, theirs = self._mine, self._theirs
-        lv, base = p.level, p.base
-        ticks, qticks = p.timer_ticks, q.timer_ticks
-        wid, qwid = p.equipment[SLOT_WEAPON], q.equipment[SLOT_WEAPON]
-        fam, tfam = WEAPON_FAMILY.get(wid, _MELEE), WEAPON_FAMILY.get(qwid, _MELEE)
-        pr, tpr = p.prayers, q.prayers
-        inv = p.inventory_facts()
-        doses = inv.doses
-        base_hp, q_base_hp = base[SK_HITPOINTS], q.base[SK_HITPOINTS]
-        px, py, qx, qy = p.x, p.y, q.x, q.y
-        dx, dy = px - qx, py - qy
-        adx, ady = (dx if dx >= 0 else -dx), (dy if dy >= 0 else -dy)
-        distance = adx if adx > ady else ady  # movement.distance(p, q)
-        u = p.timer_uncapped[T_ATTACK]
-        if u == TIMER_NEVER_SET:
-            u = FOOD_DELAY_NEVER
-        pend_t, first_t = _pending_on(q)
-        first_p = _pending_on(p)[1]
-        my_hits, their_hits = self._ev_me.hits, self._ev_them.hits
-        magic = lv[SK_MAGIC]
-        ancient = self._ancient
-        if p.walk_queue:
-            ex, ey = p.walk_queue[-1]
-            dest_to_target = min(MAX_DISTANCE_OBS, movement.cheb(ex, ey, qx, qy))
-            to_dest = min(MAX_DISTANCE_OBS, movement.cheb(px, py, ex, ey))
-        else:
-            dest_to_target = min(MAX_DISTANCE_OBS, distance)
-            to_dest = 0
-        ratio = (mine.dealt_scale_sum + 1) / (mine.received_scale_sum + 1)
-        t = ticks[T_FREEZE]
-        frozen = t - 1 if t > 1 else 0
-        t = qticks[T_FREEZE]
-        target_frozen = t - 1 if t > 1 else 0
-        t = ticks[T_FREEZE_IMMUNITY]
-        immune = t - 1 if t > 1 else 0
-        t = qticks[T_FREEZE_IMMUNITY]
-        target_immune = t - 1 if t > 1 else 0
-        t = ticks[T_ATTACK]
-        attack_cycle = t - 1 if t > 1 else 0
-        t = ticks[T_FOOD]
-        food_cycle = t - 1 if t > 1 else 0
-        t = ticks[T_POTION]
-        potion_cycle = t - 1 if t > 1 else 0
-        t = ticks[T_KARAMBWAN]
-        karambwan_cycle = t - 1 if t > 1 else 0
-        t = qticks[T_ATTACK]
-        target_attack_cycle = t - 1 if t > 1 else 0
-        t = qticks[T_FOOD]
-        target_food_cycle = t - 1 if t > 1 else 0
-        out[:] = self._static
-        off, run = _RUN_TICK
-        run.pack_into(
-            out,
-            off,
-            fam is _MELEE,  # 0 player_using_melee
-            fam is _RANGED,
-            fam is _MAGIC,
-            wid in MELEE_SPECIAL_CANDIDATES,  # 3 player_spec_equipped
-            p.special_energy,
-            _PROTECT_MELEE in pr,  # 5 player_melee_prayer
-            _PROTECT_MISSILES in pr,
-            _PROTECT_MAGIC in pr,
-            _SMITE in pr,
-            _REDEMPTION in pr,
-            lv[SK_HITPOINTS] / base_hp,  # 10 player_health_percent
-            mine.observed_opponent_hp,
-            tfam is _MELEE,  # 12 target_using_melee
-            tfam is _RANGED,
-            tfam is _MAGIC,
-            qwid in MELEE_SPECIAL_CANDIDATES,
-            _PROTECT_MELEE in tpr,  # 16 target_melee_prayer
-            _PROTECT_MISSILES in tpr,
-            _PROTECT_MAGIC in tpr,
-            _SMITE in tpr,
-            _REDEMPTION in tpr,
-            q.special_energy,  # 21 target_special_percent
-            doses[POT_RANGING],  # 22 range_potion_doses
-            doses[POT_COMBAT],
-            doses[POT_RESTORE],
-            doses[POT_BREW],
-            inv.anglerfish + inv.sharks,  # 26 food_count
-            inv.karambwans,
-            lv[SK_PRAYER] / base[SK_PRAYER],  # 28 prayer_points
-            frozen,  # 29 player_frozen_ticks
-            target_frozen,
-            immune,
-            target_immune,
-            adx + ady == 1,  # 33 player_location_can_melee: `movement.in_melee_range`
-            lv[SK_STRENGTH] / self._str_cap,  # 34 strength_level
-            lv[SK_ATTACK] / self._att_cap,
-            lv[SK_DEFENCE] / self._def_cap,
-            lv[SK_RANGED] / self._rng_cap,
-            magic / base[SK_MAGIC],  # 38 magic_level
-            attack_cycle,  # 39 attack_cycle_ticks
-            food_cycle,
-            potion_cycle,
-            karambwan_cycle,
-            min(max(u - 1, -3), 0) + 3,  # 43 food_attack_delay
-            target_attack_cycle,  # 44 target_attack_cycle_ticks
-            target_food_cycle,  # 45 target_potion_cycle_ticks: the target's FOOD timer (§15.2)
-            pend_t / q_base_hp,  # 46 pending_damage_on_target
-            first_t,
-            first_p,
-            bool(my_hits),  # 49 player_just_attacked
-            bool(their_hits),
-            my_hits[-1].hit.total / q_base_hp if my_hits else 0.0,  # 51 tick_new_attack_damage
-            sum(p.hitsplats) / base_hp,  # 52 damage_on_player_tick
-            sum(q.hitsplats) / q_base_hp,
-            p.target is q,  # 54 player_attacking_target
-            p.moving,
-            q.moving,
-            p.pid < q.pid,  # 57 player_has_pid
-            ancient and magic >= ICE_BARRAGE_LEVEL,  # 58 ice_barrage_usable
-            ancient and magic >= BLOOD_BARRAGE_LEVEL,
-            dest_to_target,  # 60 destination_to_target_distance
-            to_dest,
-            min(MAX_DISTANCE_OBS, distance),  # 62 player_to_target_distance
-            bool(their_hits) and any(r.defender_protection is r.hit.style for r in their_hits),  # 63
-            bool(my_hits) and any(r.defender_protection is r.hit.style for r in my_hits),  # 64
-            min(max(ratio, _RATIO_LOW), _RATIO_HIGH),  # 65 total_damage_dealt_scale
-        )
-        key = (mine.n_hits, theirs.n_hits)
-        if key != self._stats_key:
-            self._stats_key = key
-            self._stats = _hit_statistics(self._summary(mine), self._summary(theirs))
-        off, run = _RUN_HIT_STATS
-        run.pack_into(out, off, *self._stats)
-        if theirs.n_hits != self._samples_key:
-            self._samples_key, self._samples = theirs.n_hits, self._target_samples()
-        vis = visible_bonuses(q)
-        off, run = _RUN_TARGET_GEAR
-        run.pack_into(
-            out, off, vis[B_RANGED_DEFENCE], vis[B_MAGIC_DEFENCE], vis[B_SLASH_DEFENCE], *self._samples
-        )  # 142–144, then 145–159
-        off, run = _RUN_VENG
-        run.pack_into(out, off, p.vengeance, q.vengeance)  # 162, 163
-        t = ticks[T_VENGEANCE_COOLDOWN]
-        veng_cooldown = t - 1 if t > 1 else 0
-        t = qticks[T_VENGEANCE_COOLDOWN]
-        target_veng_cooldown = t - 1 if t > 1 else 0
-        off, run = _RUN_TAIL
-        run.pack_into(
-            out,
-            off,
-            mine.known_lunar_opponent,  # 165 is_target_lunar_spellbook
-            veng_cooldown,
-            target_veng_cooldown,
-            mask[_MASK_BLOOD],  # 168 is_blood_magic_attack_available
-            mask[_MASK_ICE],
-            mask[_MASK_MAGE_SPEC],
-            mask[_MASK_RANGED],
-            mask[_MASK_RANGED_SPEC],
-            mask[_MASK_MELEE],
-            mask[_MASK_MELEE_SPEC],
-            inv.primary_food == _ANGLERFISH,  # 175 is_food_anglerfish
-        )
+        p, q, mine, theirs = self._p, self._q, self._mine, self._theirs
+        out[:] = self._static  # 96–141, 160, 161, 164
+        _write_weapons_prayers_and_health(out, p, q, mine)  # 0–21
+        _write_supplies(out, p)  # 22–28
+        _write_timers(out, p, q)  # 29–32, 39–45, 166, 167
+        _write_levels(out, p, self._boosted_caps)  # 34–38
+        _write_pending_and_new_hits(out, p, q, self._ev_me, self._ev_them)  # 46–53
+        _write_movement_and_spells(out, p, q)  # 33, 54–62
+        _write_prayer_correctness_and_damage_ratio(out, mine, self._ev_me, self._ev_them)  # 63–65
+        _write_hit_statistics(out, self._summary(mine), self._summary(theirs))  # 66–95
+        _write_target_gear(out, q)  # 142–144
+        _write_target_gear_samples(out, theirs)  # 145–159
+        _write_vengeance_and_spellbooks(out, p, q, mine)  # 162, 163, 165
+        _write_attack_availability_and_food(out, p, mask)  # 168–175
         return out
 
-    def _summary(self, st: EpisodeStats) -> tuple[Any, ...]:
-        """`_attack_summary(st)`, shared with the opponent's encoder and recomputed per new hit."""
+    def _summary(self, st: EpisodeStats) -> AttackSummary:
+        """`attack_summary(st)`, recomputed when `st` has a new hit (shared with the opponent's encoder)."""
         cached = self._summaries.get(id(st))
         if cached is None or cached[0] is not st or cached[1] != st.n_hits:
-            cached = (st, st.n_hits, _attack_summary(st))
+            cached = (st, st.n_hits, attack_summary(st))
             self._summaries[id(st)] = cached
         return cached[2]
-
-    def _target_samples(self) -> tuple[float, ...]:
-        """Entries 145–159: the opponent's offensive gear samples, else the observer's own totals."""
-        samples = self._theirs.gear_samples
-        values: list[float] = []
-        for (_, style, bonus, _), default in zip(_TARGET_SAMPLES, self._default_samples, strict=True):
-            sample = samples[style]
-            if sample is None:
-                values.append(default)
-            else:
-                values.append(sample[bonus] / 10 if bonus is _MAGIC_DAMAGE_TENTHS else sample[bonus])
-        return tuple(values)
 
 
 def encode(sim: FightView, p: PlayerState, static: np.ndarray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -488,51 +491,3 @@ def encode(sim: FightView, p: PlayerState, static: np.ndarray, mask: np.ndarray,
     form of `ObservationEncoder`; the engine keeps one encoder per player for the episode.
     """
     return ObservationEncoder(sim, p, static).encode(mask, out)
-
-
-def _attack_summary(st: EpisodeStats) -> tuple[Any, ...]:
-    """What entries 66–95 read from one player's created-hit records (spec §15.2, counting details).
-
-    Each value appears once in the attacker's own observation and once in its opponent's, at
-    different entries; `_hit_statistics` places them. Returns (confidence, style fractions,
-    off-prayer fraction, defender-prayer fractions, protected fraction, recent style fractions,
-    recent off-prayer fraction, recent protected fraction, recent defender-prayer fractions).
-    """
-    n = st.n_hits
-    w = RECENT_WINDOW
-    recent_styles = [s for s, _ in st.recent]
-    recent_correct = [c for _, c in st.recent]
-    prayed = st.recent_prayed
-    return (
-        min(1.0, n / CONFIDENCE_HITS),
-        _fractions(st.style_counts, n, _STYLE_OBS),
-        (n - st.protected_count) / n if n else 0.0,
-        _fractions(st.defender_prayer_counts, n, _PRAYER_OBS),
-        st.protected_count / n if n else 0.0,
-        (recent_styles.count(_MELEE) / w, recent_styles.count(_MAGIC) / w, recent_styles.count(_RANGED) / w),
-        recent_correct.count(False) / w,
-        recent_correct.count(True) / w,
-        (prayed.count(_MAGIC) / w, prayed.count(_RANGED) / w, prayed.count(_MELEE) / w),
-    )
-
-
-def _hit_statistics(mine: tuple[Any, ...], theirs: tuple[Any, ...]) -> tuple[float, ...]:
-    """Entries 66–95 from both players' `_attack_summary` (spec §15.2, counting details)."""
-    m_conf, m_style, _, m_prayed, m_protected, m_recent, _, m_recent_correct, m_recent_prayed = mine
-    t_conf, t_style, t_off, t_prayed, _, t_recent, t_recent_off, _, t_recent_prayed = theirs
-    return (
-        t_conf,  # 66 target_attack_confidence
-        *t_style,  # 67–69 target_{melee,magic,ranged}_hit_percent
-        *m_style,  # 70–72 player_{melee,magic,ranged}_hit_percent
-        t_off,  # 73 target_number_of_hits_off_prayer
-        m_conf,  # 74 target_prayer_confidence
-        *m_prayed,  # 75–77 target_{magic,ranged,melee}_prayer_percent
-        *t_prayed,  # 78–80 player_{magic,ranged,melee}_prayer_percent
-        m_protected,  # 81 target_correct_pray_percent
-        *t_recent,  # 82–84 recent_target_{melee,magic,ranged}_hit_percent
-        *m_recent,  # 85–87 recent_player_{melee,magic,ranged}_hit_percent
-        t_recent_off,  # 88 recent_target_number_of_hits_off_prayer
-        *m_recent_prayed,  # 89–91 recent_target_{magic,ranged,melee}_prayer_percent
-        *t_recent_prayed,  # 92–94 recent_player_{magic,ranged,melee}_prayer_percent
-        m_recent_correct,  # 95 recent_target_correct_pray_percent
-    )

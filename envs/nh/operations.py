@@ -11,30 +11,12 @@ from envs.nh.items import CONSUMABLES, Ids, PotionType
 from envs.nh.prayers import CONFLICTS, PRAYERS, Prayer
 from envs.nh.state import (
     EMPTY,
-    SK_ATTACK,
-    SK_DEFENCE,
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    SK_RANGED,
-    SK_STRENGTH,
-    T_ATTACK,
-    T_FOOD,
-    T_KARAMBWAN,
-    T_POTION,
-    T_VENGEANCE_COOLDOWN,
     TIMER_NEVER_SET,
     PlayerState,
+    Skill,
     Spellbook,
+    TimerId,
 )
-
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_POTION_TYPE_BREW = PotionType.BREW
-_POTION_TYPE_COMBAT = PotionType.COMBAT
-_POTION_TYPE_RESTORE = PotionType.RESTORE
-_SPELLBOOK_LUNAR = Spellbook.LUNAR
 
 FOOD_TIMER_TICKS = 3  # §3, §8.2, App. C
 KARAMBWAN_TIMER_TICKS = 3  # §3, §8.2
@@ -56,9 +38,9 @@ FOOD_PRIORITY = (Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH)
 def can_activate(p: PlayerState, prayer: Prayer) -> bool:
     """Requirements of spec §7.1/§7.2: points left, base Prayer level, base Defence for the 70s."""
     data = PRAYERS[prayer]
-    if p.level[SK_PRAYER] <= 0 or p.base[SK_PRAYER] < data.level:
+    if p.level[Skill.PRAYER] <= 0 or p.base[Skill.PRAYER] < data.level:
         return False
-    return not (data.needs_defence_70 and p.base[SK_DEFENCE] < PIETY_TIER_MIN_BASE_DEFENCE)
+    return not (data.needs_defence_70 and p.base[Skill.DEFENCE] < PIETY_TIER_MIN_BASE_DEFENCE)
 
 
 def activate_prayer(p: PlayerState, prayer: Prayer) -> bool:
@@ -85,9 +67,9 @@ def heal(p: PlayerState, amount: int, cap: int) -> int:
     """
     if p.dying or amount <= 0:
         return 0
-    hp = p.level[SK_HITPOINTS]
+    hp = p.level[Skill.HITPOINTS]
     gained = max(0, min(amount, cap - hp))
-    p.level[SK_HITPOINTS] = hp + gained
+    p.level[Skill.HITPOINTS] = hp + gained
     return gained
 
 
@@ -129,9 +111,9 @@ def has_any_food(p: PlayerState) -> bool:
 
 def _delay_attack(p: PlayerState, ticks: int) -> None:
     """Eating delays a pending attack (spec §8.2 step 2)."""
-    u = p.timer_uncapped[T_ATTACK]
+    u = p.timer_uncapped[TimerId.ATTACK]
     if u != TIMER_NEVER_SET and u + ticks > 0:
-        p.set_timer(T_ATTACK, u + ticks)
+        p.set_timer(TimerId.ATTACK, u + ticks)
 
 
 def _extend_timer(p: PlayerState, timer: int, ticks: int) -> None:
@@ -150,9 +132,9 @@ def food_heal_and_cap(p: PlayerState, food_id: int) -> tuple[int, int]:
 
 def eat_food(p: PlayerState, food_id: int) -> bool:
     """Eat one normal food item (spec §8.2). Returns whether it was eaten."""
-    if p.timer_active(T_FOOD) or food_id not in p.inventory:
+    if p.timer_active(TimerId.FOOD) or food_id not in p.inventory:
         return False
-    _extend_timer(p, T_FOOD, FOOD_TIMER_TICKS)
+    _extend_timer(p, TimerId.FOOD, FOOD_TIMER_TICKS)
     _delay_attack(p, FOOD_ATTACK_DELAY_TICKS)
     p.inventory[p.inventory.index(food_id)] = EMPTY
     amount, cap = food_heal_and_cap(p, food_id)
@@ -162,11 +144,11 @@ def eat_food(p: PlayerState, food_id: int) -> bool:
 
 def eat_karambwan(p: PlayerState) -> bool:
     """Eat a cooked karambwan (spec §8.2): only KARAMBWAN blocks it, so it combos after food."""
-    if p.timer_active(T_KARAMBWAN) or Ids.KARAMBWAN not in p.inventory:
+    if p.timer_active(TimerId.KARAMBWAN) or Ids.KARAMBWAN not in p.inventory:
         return False
-    _extend_timer(p, T_FOOD, FOOD_TIMER_TICKS)
-    p.set_timer(T_KARAMBWAN, KARAMBWAN_TIMER_TICKS)
-    p.set_timer(T_POTION, POTION_TIMER_TICKS)
+    _extend_timer(p, TimerId.FOOD, FOOD_TIMER_TICKS)
+    p.set_timer(TimerId.KARAMBWAN, KARAMBWAN_TIMER_TICKS)
+    p.set_timer(TimerId.POTION, POTION_TIMER_TICKS)
     _delay_attack(p, KARAMBWAN_ATTACK_DELAY_TICKS)
     p.inventory[p.inventory.index(Ids.KARAMBWAN)] = EMPTY
     heal(p, KARAMBWAN_HEAL, p.base_hp)
@@ -230,37 +212,37 @@ def ranging_boost(base: int) -> int:
 def apply_potion(p: PlayerState, potion: PotionType) -> None:
     """The effect of one dose (spec §8.3)."""
     lv, base = p.level, p.base
-    if potion is _POTION_TYPE_BREW:
-        d_raise = 2 + base[SK_DEFENCE] * 20 // 100
-        _raise_capped(p, SK_DEFENCE, d_raise, base[SK_DEFENCE] + d_raise)
+    if potion is PotionType.BREW:
+        d_raise = 2 + base[Skill.DEFENCE] * 20 // 100
+        _raise_capped(p, Skill.DEFENCE, d_raise, base[Skill.DEFENCE] + d_raise)
         if not p.dying:
-            h_raise = brew_hp_boost(base[SK_HITPOINTS])
-            _raise_capped(p, SK_HITPOINTS, h_raise, base[SK_HITPOINTS] + h_raise)
-        lv[SK_ATTACK] = max(0, lv[SK_ATTACK] - (base[SK_ATTACK] // 10 + 2))  # [DEV] base Attack
-        for s in (SK_STRENGTH, SK_MAGIC, SK_RANGED):
+            h_raise = brew_hp_boost(base[Skill.HITPOINTS])
+            _raise_capped(p, Skill.HITPOINTS, h_raise, base[Skill.HITPOINTS] + h_raise)
+        lv[Skill.ATTACK] = max(0, lv[Skill.ATTACK] - (base[Skill.ATTACK] // 10 + 2))  # [DEV] base Attack
+        for s in (Skill.STRENGTH, Skill.MAGIC, Skill.RANGED):
             lv[s] = max(0, lv[s] - (lv[s] // 10 + 2))
-    elif potion is _POTION_TYPE_RESTORE:
-        if lv[SK_PRAYER] < base[SK_PRAYER]:
-            lv[SK_PRAYER] = min(lv[SK_PRAYER] + restore_amount(base[SK_PRAYER]), base[SK_PRAYER])
-        for s in (SK_ATTACK, SK_DEFENCE, SK_STRENGTH, SK_RANGED, SK_MAGIC):
+    elif potion is PotionType.RESTORE:
+        if lv[Skill.PRAYER] < base[Skill.PRAYER]:
+            lv[Skill.PRAYER] = min(lv[Skill.PRAYER] + restore_amount(base[Skill.PRAYER]), base[Skill.PRAYER])
+        for s in (Skill.ATTACK, Skill.DEFENCE, Skill.STRENGTH, Skill.RANGED, Skill.MAGIC):
             if lv[s] < base[s]:
                 lv[s] = min(lv[s] + restore_amount(base[s]), base[s])
-    elif potion is _POTION_TYPE_COMBAT:
-        for s in (SK_ATTACK, SK_STRENGTH, SK_DEFENCE):
+    elif potion is PotionType.COMBAT:
+        for s in (Skill.ATTACK, Skill.STRENGTH, Skill.DEFENCE):
             _boost(p, s, combat_boost(base[s]))
     else:
-        _boost(p, SK_RANGED, ranging_boost(base[SK_RANGED]))
+        _boost(p, Skill.RANGED, ranging_boost(base[Skill.RANGED]))
 
 
 def drink_potion(p: PlayerState, potion: PotionType, fewest_first: bool = True) -> bool:
     """Drink one dose (spec §8.3). Clears the combat target [QUIRK 24, KEEP]."""
-    if p.timer_active(T_POTION):
+    if p.timer_active(TimerId.POTION):
         return False
     slot = find_potion(p, potion, fewest_first)
     if slot is None:
         return False
-    p.set_timer(T_POTION, POTION_TIMER_TICKS)
-    p.set_timer(T_FOOD, FOOD_TIMER_TICKS)
+    p.set_timer(TimerId.POTION, POTION_TIMER_TICKS)
+    p.set_timer(TimerId.FOOD, FOOD_TIMER_TICKS)
     p.target = None
     doses = CONSUMABLES[p.inventory[slot]].doses
     p.inventory[slot] = Ids.VIAL if doses == 1 else _potion_with(potion, doses - 1)
@@ -279,13 +261,13 @@ def _potion_with(potion: PotionType, doses: int) -> int:
 def cast_vengeance(p: PlayerState) -> bool:
     """Cast Vengeance (spec §5.6); runes are never a constraint (rune pouch, §10.4)."""
     if (
-        p.spellbook is not _SPELLBOOK_LUNAR
-        or p.level[SK_MAGIC] < VENGEANCE_MIN_MAGIC
-        or p.base[SK_DEFENCE] < VENGEANCE_MIN_BASE_DEFENCE
+        p.spellbook is not Spellbook.LUNAR
+        or p.level[Skill.MAGIC] < VENGEANCE_MIN_MAGIC
+        or p.base[Skill.DEFENCE] < VENGEANCE_MIN_BASE_DEFENCE
         or p.vengeance
-        or p.timer_active(T_VENGEANCE_COOLDOWN)
+        or p.timer_active(TimerId.VENGEANCE_COOLDOWN)
     ):
         return False
     p.vengeance = True
-    p.set_timer(T_VENGEANCE_COOLDOWN, VENGEANCE_COOLDOWN_TICKS)
+    p.set_timer(TimerId.VENGEANCE_COOLDOWN, VENGEANCE_COOLDOWN_TICKS)
     return True

@@ -139,26 +139,20 @@ def _check_weights(params: FightParams) -> FightParams:
 
 
 _FIELDS = {f.name for f in fields(FightParams)}
+
+
+def _camel(name: str) -> str:
+    """``max_episode_ticks`` → ``maxEpisodeTicks``: the reference's spelling of a §13.1 option."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 _ALIASES = {
-    "accountBuild": "account_build",
+    **{_camel(name): name for name in _FIELDS - {"extra", "first_player_baseline"} if "_" in name},
     "build": "account_build",
-    "randomizeBuild": "randomize_build",
-    "randomBuildOptions": "random_build_options",
-    "randomBuildWeights": "random_build_weights",
-    "randomizeGear": "randomize_gear",
-    "randomizeFightType": "randomize_fight_type",
-    "fightType": "fight_type",
     "fight_mode": "fight_type",
-    "onlySwitchPrayerWhenAboutToAttack": "only_switch_prayer_when_about_to_attack",
-    "onlySwitchGearWhenAttackSoon": "only_switch_gear_when_attack_soon",
-    "allowSmite": "allow_smite",
-    "allowRedemption": "allow_redemption",
-    "allowMovingIfCanAttack": "allow_moving_if_can_attack",
-    "episodeId": "episode_id",
-    "deathMatch": "death_match",
-    "maxEpisodeTicks": "max_episode_ticks",
-    "includeOpponentObservation": "include_opponent_observation",
 }
+"""The spec's camelCase names of §13.1 and two short forms; the tools-only switch keeps its one name."""
 
 
 def _enum_value(enum: type, value: Any, what: str) -> Any:

@@ -11,29 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
-from pydantic import ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import ConfigDict, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from common.suggest import did_you_mean
-from common.validation import Check, checked, is_number, keyed_error
+from common.validation import Check, KeyedError, checked, from_mapping, is_number
 from envs.nh.fight_view import FightView
-from envs.nh.items import POT_BREW, SLOT_WEAPON, CombatStyle, Ids, PotionType
+from envs.nh.items import CombatStyle, Ids, PotionType
 from envs.nh.operations import brew_hp_boost, nominal_heal
-from envs.nh.prayers import Prayer
-from envs.nh.sim import Outcome
-from envs.nh.state import (
-    SK_ATTACK,
-    SK_DEFENCE,
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    SK_RANGED,
-    SK_STRENGTH,
-    T_FREEZE,
-    WEAPON_FAMILY,
-    InventoryFacts,
-    PlayerState,
-)
+from envs.nh.sim import Outcome, protection_style
+from envs.nh.state import InventoryFacts, PlayerState, Skill, TimerId, weapon_family
 
 STYLE_NAMES = {CombatStyle.MELEE: "MELEE", CombatStyle.RANGED: "RANGED", CombatStyle.MAGIC: "MAGIC"}
 NULL_STYLE = "null"  # §17.1 currentTargetPrayerType "null" is a value
@@ -47,46 +33,18 @@ def remaining_food_scale(p: PlayerState) -> float:
 
 def _food_total(inv: InventoryFacts, base_hp: int) -> int:
     """Σ count × nominal heal over carried food, in hitpoints (§17.1); integer, so order-free."""
-    heals = _NOMINAL_HEALS.get(base_hp)
-    if heals is None:
-        heals = _NOMINAL_HEALS[base_hp] = tuple(nominal_heal(f, base_hp) for f in (_SHARK, _KARAMBWAN, _ANGLERFISH))
-    shark, karambwan, anglerfish = heals
-    total = 0
-    if inv.sharks:
-        total += inv.sharks * shark
-    if inv.karambwans:
-        total += inv.karambwans * karambwan
-    if inv.anglerfish:
-        total += inv.anglerfish * anglerfish
-    return total
-
-
-_NOMINAL_HEALS: dict[int, tuple[int, ...]] = {}
-"""Base HP → nominal heal of a shark, a karambwan and an anglerfish (§17.1); a handful of keys."""
+    return (
+        inv.sharks * nominal_heal(Ids.SHARK, base_hp)
+        + inv.karambwans * nominal_heal(Ids.KARAMBWAN, base_hp)
+        + inv.anglerfish * nominal_heal(Ids.ANGLERFISH, base_hp)
+    )
 
 
 def remaining_brew_scale(p: PlayerState) -> float:
     return p.potion_doses(PotionType.BREW) * brew_hp_boost(p.base_hp) / p.base_hp
 
 
-# plain ints and members bound once: enum attribute access costs ~200 ns on Python 3.11
-_SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
-_MELEE = CombatStyle.MELEE
 _NAME_OR_NULL: dict[CombatStyle | None, str] = {**STYLE_NAMES, None: NULL_STYLE}
-_PROTECTIONS = (  # the check order of `sim.protection_style`: Magic, Missiles, Melee
-    (Prayer.PROTECT_FROM_MAGIC, STYLE_NAMES[CombatStyle.MAGIC]),
-    (Prayer.PROTECT_FROM_MISSILES, STYLE_NAMES[CombatStyle.RANGED]),
-    (Prayer.PROTECT_FROM_MELEE, STYLE_NAMES[CombatStyle.MELEE]),
-)
-
-
-def _protection_name(prayers: set[Prayer]) -> str:
-    """`_style_name(protection_style(q))` without building the style (spec §17.1)."""
-    if prayers:
-        for prayer, name in _PROTECTIONS:
-            if prayer in prayers:
-                return name
-    return NULL_STYLE
 
 
 def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
@@ -94,7 +52,7 @@ def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
     q = sim.players[1 - p.index]
     me, them = sim.events[p.index], sim.events[q.index]
     lv, base = p.level, p.base
-    bp, bq = base[SK_HITPOINTS], q.base[SK_HITPOINTS]
+    bp, bq = base[Skill.HITPOINTS], q.base[Skill.HITPOINTS]
     my_hits, their_hits = me.hits, them.hits
     inv, q_inv = p.inventory_facts(), q.inventory_facts()
     s: dict[str, Any] = {
@@ -108,20 +66,20 @@ def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
         "targetAttackedWithSmite": bool(their_hits) and their_hits[-1].smite,
         "playerHealedScale": me.healed / bp,
         "targetHealedScale": them.healed / bq if not q.is_baseline else 0.0,
-        "currentTargetPrayerType": _protection_name(q.prayers),
-        "targetAttackStyleType": STYLE_NAMES[WEAPON_FAMILY.get(q.equipment[SLOT_WEAPON], _MELEE)],
-        "playerFrozenTicks": p.timer_ticks[T_FREEZE],
-        "targetFrozenTicks": q.timer_ticks[T_FREEZE],
-        "currentPrayerPercent": lv[SK_PRAYER] / base[SK_PRAYER],
-        "attackLevelScale": lv[SK_ATTACK] / base[SK_ATTACK],
-        "strengthLevelScale": lv[SK_STRENGTH] / base[SK_STRENGTH],
-        "defenceLevelScale": lv[SK_DEFENCE] / base[SK_DEFENCE],
-        "rangedLevelScale": lv[SK_RANGED] / base[SK_RANGED],
-        "magicLevelScale": lv[SK_MAGIC] / base[SK_MAGIC],
+        "currentTargetPrayerType": _NAME_OR_NULL[protection_style(q)],
+        "targetAttackStyleType": STYLE_NAMES[weapon_family(q)],
+        "playerFrozenTicks": p.timer_ticks[TimerId.FREEZE],
+        "targetFrozenTicks": q.timer_ticks[TimerId.FREEZE],
+        "currentPrayerPercent": lv[Skill.PRAYER] / base[Skill.PRAYER],
+        "attackLevelScale": lv[Skill.ATTACK] / base[Skill.ATTACK],
+        "strengthLevelScale": lv[Skill.STRENGTH] / base[Skill.STRENGTH],
+        "defenceLevelScale": lv[Skill.DEFENCE] / base[Skill.DEFENCE],
+        "rangedLevelScale": lv[Skill.RANGED] / base[Skill.RANGED],
+        "magicLevelScale": lv[Skill.MAGIC] / base[Skill.MAGIC],
         "remainingFoodScale": _food_total(inv, bp) / bp,
         "targetRemainingFoodScale": _food_total(q_inv, bq) / bq,
-        "remainingBrewScale": inv.doses[POT_BREW] * brew_hp_boost(bp) / bp,
-        "targetRemainingBrewScale": q_inv.doses[POT_BREW] * brew_hp_boost(bq) / bq,
+        "remainingBrewScale": inv.doses[PotionType.BREW] * brew_hp_boost(bp) / bp,
+        "targetRemainingBrewScale": q_inv.doses[PotionType.BREW] * brew_hp_boost(bq) / bq,
     }
     if their_hits:
         last = their_hits[-1]
@@ -168,20 +126,17 @@ def _is_finite(value: Any) -> bool:
 
 
 WEIGHT_CHECKS: dict[str, Check] = {
-    "Schedule": (_is_schedule, "a finite number or [a, b, n] (linear a→b over n > 0 training iterations)"),
-    "float": (_is_finite, "a finite number"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "Schedule": Check(_is_schedule, "a finite number or [a, b, n] (linear a→b over n > 0 training iterations)"),
+    "float": Check(_is_finite, "a finite number"),
+    "bool": Check(lambda v: isinstance(v, bool), "true or false"),
 }
 """The check of a weight, by its declared type (spec §17.3, §17.4)."""
 
 
-class RewardWeightError(ValueError):
+class RewardWeightError(KeyedError):
     """A reward weight is unknown or invalid; `key` names it."""
 
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"reward weight {key}: {message}")
-        self.key = key
-        self.detail = message
+    prefix = "reward weight "
 
 
 @dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
@@ -235,14 +190,7 @@ class RewardWeights:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RewardWeights:
         """Build from a config mapping; an unknown or invalid weight is a `RewardWeightError` naming it."""
-        unknown = sorted(set(values) - set(WEIGHT_TYPES))
-        if unknown:
-            hint = did_you_mean(unknown[0], WEIGHT_TYPES)
-            raise RewardWeightError(unknown[0], f"unknown reward weight{hint}; valid: {sorted(WEIGHT_TYPES)}")
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            raise keyed_error(exc, RewardWeightError) from None
+        return from_mapping(cls, values, RewardWeightError, "unknown reward weight{hint}; valid: {names}")
 
 
 WEIGHT_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(RewardWeights)}

@@ -27,43 +27,20 @@ from envs.nh import baseline, movement, operations
 from envs.nh.actions import apply_action
 from envs.nh.combat import Method, attack_range, combat_method, create_hits, special_for_weapon
 from envs.nh.equipment import on_weapon_changed, recompute_bonuses
-from envs.nh.items import CombatStyle, Ids
+from envs.nh.items import Bonus, CombatStyle, Ids, Slot
 from envs.nh.loadouts import Build, Loadout, baseline_loadout, choose_build, draw_build, make_loadout
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.prayers import PRAYERS, Prayer
 from envs.nh.spells import FREEZE_IMMUNITY_EXTRA_TICKS, SPELLS
 from envs.nh.state import (
-    SK_DEFENCE,
-    SK_HITPOINTS,
-    SK_MAGIC,
-    SK_PRAYER,
-    T_ATTACK,
-    T_FREEZE,
-    T_FREEZE_IMMUNITY,
-    T_STAT_CHANGE,
     FightMode,
     PendingHit,
     PlayerState,
     Skill,
     Spellbook,
+    TimerId,
 )
 from envs.nh.stats import EpisodeStats, HitRecord, TickEvents
-
-# Enum members bound once as module globals: reading `Enum.MEMBER` runs a Python-level descriptor on
-# Python 3.11 (~130 ns), a global ~15 ns, and the tick reads many. Same objects, so `is` still holds.
-_BUILD_PURE = Build.PURE
-_FIGHT_MODE_LMS = FightMode.LMS
-_FIGHT_MODE_NORMAL = FightMode.NORMAL
-_FIGHT_MODE_PVP_ARENA = FightMode.PVP_ARENA
-_COMBAT_STYLE_MAGIC = CombatStyle.MAGIC
-_COMBAT_STYLE_MELEE = CombatStyle.MELEE
-_METHOD_GRANITE_MAUL = Method.GRANITE_MAUL
-_METHOD_MAGIC_SPELL = Method.MAGIC_SPELL
-_METHOD_NIGHTMARE_STAFF = Method.NIGHTMARE_STAFF
-_PRAYER_REDEMPTION = Prayer.REDEMPTION
-_PRAYER_SMITE = Prayer.SMITE
-_SPELLBOOK_ANCIENT = Spellbook.ANCIENT
-# ... and plain-int copies of the enum indices read in the tick, for the same reason.
 
 log = logging.getLogger(__name__)
 
@@ -111,12 +88,6 @@ class Outcome(Enum):
     TIED = "tied"
 
 
-# members bound once, as the enums imported above
-_OUTCOME_LOST = Outcome.LOST
-_OUTCOME_TIED = Outcome.TIED
-_OUTCOME_WON = Outcome.WON
-
-
 # ---- scheduled tasks (§4.1 step 1) -------------------------------------------------------------
 @dataclass(slots=True)
 class Task:
@@ -156,8 +127,8 @@ class FightSim:
         self.tasks: list[Task] = []
         self.tick = 0
         self.done = True
-        self.fight_mode = _FIGHT_MODE_NORMAL
-        self.build = _BUILD_PURE
+        self.fight_mode = FightMode.NORMAL
+        self.build = Build.PURE
 
     # =========================================================================================
     # reset (§16.1)
@@ -181,7 +152,7 @@ class FightSim:
             self.build = draw_build(prm.random_build_options, prm.random_build_weights, rng)
         # 1. fight mode
         if prm.randomize_fight_type:
-            mode = (_FIGHT_MODE_NORMAL, _FIGHT_MODE_LMS, _FIGHT_MODE_PVP_ARENA)[int(rng.integers(0, 3))]
+            mode = (FightMode.NORMAL, FightMode.LMS, FightMode.PVP_ARENA)[int(rng.integers(0, 3))]
         else:
             mode = prm.fight_type
         # 2. gear randomisation
@@ -233,7 +204,7 @@ class FightSim:
         )
         on_weapon_changed(p)
         recompute_bonuses(p)
-        p.set_timer(T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
+        p.set_timer(TimerId.STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
         return p
 
     def opponent(self, p: PlayerState) -> PlayerState:
@@ -309,7 +280,7 @@ class FightSim:
 
     def _pid_countdown(self, p: PlayerState) -> None:
         """PID re-roll (spec §4.4); PvP-Arena locks agents' PIDs [QUIRK 9, KEEP for the baseline]."""
-        if self.fight_mode is _FIGHT_MODE_PVP_ARENA and not p.is_baseline:
+        if self.fight_mode is FightMode.PVP_ARENA and not p.is_baseline:
             return
         p.pid_countdown -= 1
         if p.pid_countdown <= 0:
@@ -318,13 +289,13 @@ class FightSim:
 
     def _movement(self, p: PlayerState) -> None:
         """Movement step (spec §11.3, §11.4): frozen players stay, attackers follow first."""
-        if p.timer_active(T_FREEZE):
+        if p.timer_active(TimerId.FREEZE):
             movement.reset_walk(p)
             return
         t = p.target
         if t is not None:
             method = combat_method(p)
-            movement.follow(p, t, method.style is _COMBAT_STYLE_MELEE, attack_range(p, method))
+            movement.follow(p, t, method.style is CombatStyle.MELEE, attack_range(p, method))
         movement.take_steps(p)
 
     def _recover_run_energy(self, p: PlayerState) -> None:
@@ -339,9 +310,9 @@ class FightSim:
 
     def _stat_change(self, p: PlayerState) -> None:
         """Natural restore and decay every 100 ticks (spec §9.4)."""
-        if p.timer_active(T_STAT_CHANGE) or p.hp <= 0:
+        if p.timer_active(TimerId.STAT_CHANGE) or p.hp <= 0:
             return
-        p.set_timer(T_STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
+        p.set_timer(TimerId.STAT_CHANGE, STAT_CHANGE_PERIOD_TICKS)
         lv, base = p.level, p.base
         for s in Skill:
             if s is not Skill.PRAYER and lv[s] < base[s]:
@@ -373,11 +344,10 @@ class FightSim:
     def _apply_damage_queue(self, v: PlayerState) -> None:
         """Every queued amount lands this pass, capped to the current hitpoints (spec §4.5 step 10)."""
         for amount in v.damage_queue:
-            hp = v.level[SK_HITPOINTS]
-            dealt = amount if amount < hp else hp
-            v.level[SK_HITPOINTS] = hp - dealt
+            dealt = min(amount, v.hp)
+            v.level[Skill.HITPOINTS] -= dealt
             v.hitsplats.append(dealt)
-            if v.level[SK_HITPOINTS] <= 0:
+            if v.level[Skill.HITPOINTS] <= 0:
                 v.dying = True
         v.damage_queue.clear()
 
@@ -388,16 +358,16 @@ class FightSim:
             return
         total = hit.total
         if hit.accurate:
-            if _PRAYER_REDEMPTION in v.prayers:
+            if Prayer.REDEMPTION in v.prayers:
                 self._redemption(v, total)
-            if _PRAYER_SMITE in a.prayers:
-                v.level[SK_PRAYER] = max(0, v.level[SK_PRAYER] - total // SMITE_DIVISOR)
-        if hit.accurate or hit.style is not _COMBAT_STYLE_MAGIC:
+            if Prayer.SMITE in a.prayers:
+                v.level[Skill.PRAYER] = max(0, v.level[Skill.PRAYER] - total // SMITE_DIVISOR)
+        if hit.accurate or hit.style is not CombatStyle.MAGIC:
             v.damage_queue.extend(hit.damages)
         if hit.effect:
             self._after_hit_effect(v, hit, total)
-        if hit.style is _COMBAT_STYLE_MELEE and total > 0:
-            if a.equipment[4] == Ids.DRAGON_DAGGER_PPP and v.poison_damage == 0:
+        if hit.style is CombatStyle.MELEE and total > 0:
+            if a.equipment[Slot.WEAPON] == Ids.DRAGON_DAGGER_PPP and v.poison_damage == 0:
                 if int(self.rng.integers(0, POISON_CHANCE_MAX + 1)) <= POISON_CHANCE_HIT:
                     self._poison(v)
             if a.wears(Ids.AMULET_OF_BLOOD_FURY):
@@ -420,9 +390,9 @@ class FightSim:
         """Spec §6.10.4."""
         remaining = v.hp - total
         if 0 < remaining <= v.base_hp // REDEMPTION_TRIGGER_DIVISOR:
-            v.level[SK_PRAYER] = 0
+            v.level[Skill.PRAYER] = 0
             operations.deactivate_all_prayers(v)
-            amount = v.base[SK_PRAYER] * REDEMPTION_HEAL_PCT // 100
+            amount = v.base[Skill.PRAYER] * REDEMPTION_HEAL_PCT // 100
             self.events[v.index].healed += operations.heal(v, amount, v.base_hp)
 
     def _after_hit_effect(self, v: PlayerState, hit: PendingHit, total: int) -> None:
@@ -430,7 +400,7 @@ class FightSim:
         a = hit.attacker
         if hit.effect == "statius":
             if hit.accurate and total > 0:
-                v.level[SK_DEFENCE] = v.level[SK_DEFENCE] * STATIUS_DEFENCE_PCT // 100
+                v.level[Skill.DEFENCE] = v.level[Skill.DEFENCE] * STATIUS_DEFENCE_PCT // 100
         elif hit.effect == "ags_sacrifice":
             if hit.accurate:
                 self._start_sacrifice(a, v)
@@ -510,16 +480,16 @@ class FightSim:
             return
         method = combat_method(a)
         # (a) reach
-        if not movement.can_reach(a, t, method.style is _COMBAT_STYLE_MELEE, attack_range(a, method), True):
+        if not movement.can_reach(a, t, method.style is CombatStyle.MELEE, attack_range(a, method), True):
             return
         # (b) attack timer (the granite-maul special ignores it)
-        if method is not _METHOD_GRANITE_MAUL and a.timer_active(T_ATTACK):
+        if method is not Method.GRANITE_MAUL and a.timer_active(TimerId.ATTACK):
             return
         # (c) the method allows it
-        if method is _METHOD_MAGIC_SPELL:
+        if method is Method.MAGIC_SPELL:
             spell = a.selected_spell
             assert spell is not None
-            if a.spellbook is not _SPELLBOOK_ANCIENT or a.level[SK_MAGIC] < SPELLS[spell].level:
+            if a.spellbook is not Spellbook.ANCIENT or a.level[Skill.MAGIC] < SPELLS[spell].level:
                 return
         elif method.is_special:
             cost = self._special_cost(a, method)
@@ -531,36 +501,36 @@ class FightSim:
 
     @staticmethod
     def _special_cost(a: PlayerState, method: Method) -> int:
-        if method is _METHOD_GRANITE_MAUL:
+        if method is Method.GRANITE_MAUL:
             return GMAUL_SPEC_COST * max(a.gmaul_queued, 1)
-        spec = special_for_weapon(a.equipment[4])
+        spec = special_for_weapon(a.equipment[Slot.WEAPON])
         return spec[1] if spec is not None else 0
 
     def _perform_attack(self, a: PlayerState, t: PlayerState, method: Method) -> None:
         outcome = create_hits(self.rng, a, t, movement.distance(a, t))
-        if method is not _METHOD_GRANITE_MAUL:
-            a.set_timer(T_ATTACK, outcome.attack_speed)
+        if method is not Method.GRANITE_MAUL:
+            a.set_timer(TimerId.ATTACK, outcome.attack_speed)
         if outcome.energy_cost:
             self.drain_special(a, outcome.energy_cost)
         a.special_armed = False
         a.gmaul_queued = 0
         protection = protection_style(t)
-        smite = _PRAYER_SMITE in a.prayers
+        smite = Prayer.SMITE in a.prayers
         ev = self.events[a.index]
         stats = self.stats[a.index]
         for hit in outcome.hits:
             t.hit_queue.append(hit)
             ev.hits.append(HitRecord(hit, outcome.attack_speed, protection, smite))
             stats.record_hit(a, hit.style, protection)
-        if outcome.freeze_ticks and not t.timer_active(T_FREEZE) and not t.timer_active(
-            T_FREEZE_IMMUNITY
+        if outcome.freeze_ticks and not t.timer_active(TimerId.FREEZE) and not t.timer_active(
+            TimerId.FREEZE_IMMUNITY
         ):
-            t.set_timer(T_FREEZE, outcome.freeze_ticks)
-            t.set_timer(T_FREEZE_IMMUNITY, outcome.freeze_ticks + FREEZE_IMMUNITY_EXTRA_TICKS)
+            t.set_timer(TimerId.FREEZE, outcome.freeze_ticks)
+            t.set_timer(TimerId.FREEZE_IMMUNITY, outcome.freeze_ticks + FREEZE_IMMUNITY_EXTRA_TICKS)
             movement.reset_walk(t)
         if outcome.heal:
             ev.healed += operations.effect_heal(a, outcome.heal)
-        if method is _METHOD_MAGIC_SPELL or method is _METHOD_NIGHTMARE_STAFF:
+        if method is Method.MAGIC_SPELL or method is Method.NIGHTMARE_STAFF:
             if outcome.spell is not None:
                 a.previous_spell = outcome.spell
             a.selected_spell = None
@@ -591,7 +561,7 @@ class FightSim:
             self.schedule(1, lambda: self._drain_prayer(p))
 
     def activate_prayers(self, p: PlayerState, prayers: Sequence[Prayer]) -> None:
-        if p.level[SK_PRAYER] > 0:
+        if p.level[Skill.PRAYER] > 0:
             for prayer in prayers:
                 self.activate_prayer(p, prayer)
 
@@ -602,13 +572,13 @@ class FightSim:
             p.prayer_drain_running = False
             return False
         drain = sum(PRAYERS[q].drain_per_minute for q in p.prayers)
-        per_tick = drain / 100 / (1 + PRAYER_BONUS_DRAIN_FACTOR * p.bonuses[13])
+        per_tick = drain / 100 / (1 + PRAYER_BONUS_DRAIN_FACTOR * p.bonuses[Bonus.PRAYER])
         p.prayer_drain_acc += per_tick
         if p.prayer_drain_acc >= 1:
             whole = int(p.prayer_drain_acc)
-            p.level[SK_PRAYER] = max(0, p.level[SK_PRAYER] - whole)
+            p.level[Skill.PRAYER] = max(0, p.level[Skill.PRAYER] - whole)
             p.prayer_drain_acc -= whole
-            if p.level[SK_PRAYER] == 0:
+            if p.level[Skill.PRAYER] == 0:
                 operations.deactivate_all_prayers(p)
                 p.prayer_drain_acc = 0.0
                 p.prayer_drain_running = False
@@ -623,9 +593,9 @@ class FightSim:
             st0.known_lunar_opponent = True
         if p0.vengeance:
             st1.known_lunar_opponent = True
-        if self.fight_mode is _FIGHT_MODE_LMS:
+        if self.fight_mode is FightMode.LMS:
             for p in self.agents:
-                p.level[SK_PRAYER] = p.base[SK_PRAYER]
+                p.level[Skill.PRAYER] = p.base[Skill.PRAYER]
         for p, q, st in ((p0, p1, st0), (p1, p0, st1)):
             if q.hitsplats:
                 st.observed_opponent_hp = q.hp / q.base_hp
@@ -645,13 +615,13 @@ class FightSim:
     def _outcome(self, me: PlayerState, opp: PlayerState) -> Outcome | None:
         """Terminal check from player 0's view (spec §16.3) [QUIRK 6, DROP]."""
         if me.dying and opp.dying:
-            return _OUTCOME_TIED
+            return Outcome.TIED
         if opp.dying:
-            return _OUTCOME_WON
+            return Outcome.WON
         if me.dying:
-            return _OUTCOME_LOST
+            return Outcome.LOST
         if not self.params.death_match and (not operations.has_any_food(me) or not operations.has_any_food(opp)):
-            return _OUTCOME_TIED
+            return Outcome.TIED
         return None
 
 
@@ -671,10 +641,7 @@ _PROTECTION = {
 
 def protection_style(p: PlayerState) -> CombatStyle | None:
     """The style a player's active protection prayer blocks, if any (check order Magic, Missiles, Melee)."""
-    prayers = p.prayers
-    if not prayers:
-        return None
     for prayer, style in _PROTECTION.items():
-        if prayer in prayers:
+        if prayer in p.prayers:
             return style
     return None

@@ -6,6 +6,7 @@ fight into the next (the reference's quirks 8, 10 and 22 were exactly such leaks
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -21,12 +22,12 @@ from envs.nh.items import (
     CONSUMABLES,
     ITEMS,
     NUM_BONUSES,
-    SLOT_WEAPON,
     CombatStyle,
     FightStyle,
     Ids,
     Item,
     PotionType,
+    Slot,
 )
 from envs.nh.loadouts.loadout import Loadout
 from envs.nh.prayers import Prayer
@@ -51,9 +52,8 @@ TIMER_NEVER_SET = -100
 """`uncapped` value of a timer that was never registered (spec §15.2 entry 43 uses −100)."""
 
 
-# Plain-int copies of the IntEnum indices read in the tick, defined once here for every module of the
-# simulator: attribute access on an enum class runs a Python-level descriptor on Python 3.11 (~130 ns),
-# a module global ~15 ns. (`items.py` holds the same for slots, bonuses and potion types.)
+# Plain-int names of the skill and timer indices, read by the C core's table generator (`NH_SK_*`, `NH_T_*`)
+# and kept for callers outside the simulator; the simulator itself indexes with `Skill.X` and `TimerId.X`.
 SK_ATTACK = int(Skill.ATTACK)
 SK_STRENGTH = int(Skill.STRENGTH)
 SK_DEFENCE = int(Skill.DEFENCE)
@@ -147,20 +147,10 @@ class PlayerState:
     dying: bool = False
     # scripted baseline (§18.2): the player whose first hit started its fight rules, kept for the episode
     remembered_target: PlayerState | None = None
-    # (inventory copy, its facts) of the last `inventory_facts()` call; never part of the game state
-    _inventory_memo: tuple[list[int], InventoryFacts] | None = field(default=None, repr=False, compare=False)
 
     def inventory_facts(self) -> InventoryFacts:
-        """`inventory_facts(self.inventory)`; masks, observations and signals all ask every tick.
-
-        Comparing with the last inventory seen is cheaper than building and hashing the memo key.
-        """
-        memo = self._inventory_memo
-        if memo is not None and memo[0] == self.inventory:
-            return memo[1]
-        facts = inventory_facts(self.inventory)
-        self._inventory_memo = (list(self.inventory), facts)
-        return facts
+        """What masks, observations and signals read from the inventory (`inventory_facts`)."""
+        return inventory_facts(self.inventory)
 
     # ---- timers --------------------------------------------------------------------------------
     def set_timer(self, timer: int, ticks: int) -> None:
@@ -178,23 +168,22 @@ class PlayerState:
 
     def decrement_timers(self) -> None:
         """Once per tick at the start of the player's phase-A slot (spec §3, §4.1)."""
-        never = TIMER_NEVER_SET
-        self.timer_uncapped[:] = [u if u == never else u - 1 for u in self.timer_uncapped]
+        self.timer_uncapped[:] = [u if u == TIMER_NEVER_SET else u - 1 for u in self.timer_uncapped]
         self.timer_ticks[:] = [t - 1 if t > 0 else t for t in self.timer_ticks]
 
     # ---- equipment views ------------------------------------------------------------------------
     @property
     def weapon(self) -> Item | None:
-        wid = self.equipment[SLOT_WEAPON]
+        wid = self.equipment[Slot.WEAPON]
         return ITEMS[wid] if wid != EMPTY else None
 
     @property
     def hp(self) -> int:
-        return self.level[SK_HITPOINTS]
+        return self.level[Skill.HITPOINTS]
 
     @property
     def base_hp(self) -> int:
-        return self.base[SK_HITPOINTS]
+        return self.base[Skill.HITPOINTS]
 
     def wears(self, item_id: int) -> bool:
         return item_id in self.equipment
@@ -210,29 +199,22 @@ class PlayerState:
         return inventory_doses(tuple(self.inventory))[potion]
 
 
-_DOSES_CACHE: dict[tuple[int, ...], tuple[int, ...]] = {}
-_CACHE_LIMIT = 1 << 14
-"""Entries kept by each memo below before it is cleared (a fight visits a handful of keys)."""
+_MEMO_SIZE = 1 << 14
+"""Entries kept by each memo below (a fight visits a handful of inventories)."""
 
 
+@functools.lru_cache(maxsize=_MEMO_SIZE)
 def inventory_doses(inventory: tuple[int, ...]) -> tuple[int, ...]:
     """Doses per potion family (indexed by `PotionType` value; index 0 unused), memoised by contents.
 
     Observations, masks and rewards all read these every tick; the inventory changes rarely.
     """
-    cached = _DOSES_CACHE.get(inventory)
-    if cached is not None:
-        return cached
     doses = [0] * (len(PotionType) + 1)
     for iid in inventory:
         c = CONSUMABLES.get(iid)
         if c is not None and c.potion is not None:
             doses[c.potion] += c.doses
-    if len(_DOSES_CACHE) > _CACHE_LIMIT:
-        _DOSES_CACHE.clear()
-    result = tuple(doses)
-    _DOSES_CACHE[inventory] = result
-    return result
+    return tuple(doses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,24 +235,22 @@ class InventoryFacts:
     has_free_slot: bool
 
 
-_SHARK, _KARAMBWAN, _ANGLERFISH = Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH
-_INVENTORY_FACTS: dict[tuple[int, ...], InventoryFacts] = {}
-
-
 def inventory_facts(inventory: list[int]) -> InventoryFacts:
     """`InventoryFacts` of an inventory, memoised by its contents (the result is shared: read only)."""
-    key = tuple(inventory)
-    facts = _INVENTORY_FACTS.get(key)
-    if facts is None:
-        sharks, anglerfish = key.count(_SHARK), key.count(_ANGLERFISH)
-        primary = _SHARK if sharks else _ANGLERFISH if anglerfish else None
-        facts = InventoryFacts(
-            inventory_doses(key), sharks, key.count(_KARAMBWAN), anglerfish, primary, EMPTY in key
-        )
-        if len(_INVENTORY_FACTS) > _CACHE_LIMIT:
-            _INVENTORY_FACTS.clear()
-        _INVENTORY_FACTS[key] = facts
-    return facts
+    return _inventory_facts(tuple(inventory))
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _inventory_facts(inventory: tuple[int, ...]) -> InventoryFacts:
+    sharks, anglerfish = inventory.count(Ids.SHARK), inventory.count(Ids.ANGLERFISH)
+    return InventoryFacts(
+        doses=inventory_doses(inventory),
+        sharks=sharks,
+        karambwans=inventory.count(Ids.KARAMBWAN),
+        anglerfish=anglerfish,
+        primary_food=Ids.SHARK if sharks else Ids.ANGLERFISH if anglerfish else None,
+        has_free_slot=EMPTY in inventory,
+    )
 
 
 WEAPON_FAMILY: dict[int, CombatStyle] = {
@@ -281,4 +261,4 @@ WEAPON_FAMILY: dict[int, CombatStyle] = {
 
 def weapon_family(p: PlayerState) -> CombatStyle:
     """Style classification by the wielded weapon's class (spec §6.1): what observers see."""
-    return WEAPON_FAMILY.get(p.equipment[SLOT_WEAPON], CombatStyle.MELEE)
+    return WEAPON_FAMILY.get(p.equipment[Slot.WEAPON], CombatStyle.MELEE)

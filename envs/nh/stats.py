@@ -6,16 +6,12 @@ Like PufferLib's flat log structs, these are cheap counters updated in place.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 
-from envs.nh.items import B_MELEE_STRENGTH, ITEMS, SLOT_AMMO, SLOT_RING, Bonus, CombatStyle
+from envs.nh.items import ITEMS, Bonus, CombatStyle, Slot
 from envs.nh.state import EMPTY, PendingHit, PlayerState
-
-# Enum members bound once as module globals, and plain-int copies of the IntEnum indices: reading
-# `Enum.MEMBER` runs a Python-level descriptor on Python 3.11 (~130 ns), a global ~15 ns, and the tick
-# reads hundreds. The members are the same objects, so `is` checks still hold; ints index lists alike.
-_COMBAT_STYLE_MELEE = CombatStyle.MELEE
 
 RECENT_WINDOW = 5  # §15.2 entries 82–95: "last 5" windows, always divided by 5
 GEAR_SAMPLE_BONUSES = (
@@ -31,28 +27,21 @@ GEAR_SAMPLE_BONUSES = (
 )
 
 
-_VISIBLE_CACHE: dict[tuple[int, ...], list[int]] = {}
-
-
 def visible_bonuses(p: PlayerState) -> list[int]:
-    """Σ bonuses of worn items excluding ring and ammo: what an onlooker can judge (spec §15.2 142–159).
+    """Σ bonuses of worn items excluding ring and ammo: what an onlooker can judge (spec §15.2 142–159)."""
+    return _visible_bonus_sum(tuple(p.equipment))
 
-    Memoised by the worn ids (read-only result): it is read every tick for both players.
-    """
-    key = tuple(p.equipment)
-    cached = _VISIBLE_CACHE.get(key)
-    if cached is not None:
-        return cached
+
+@functools.lru_cache(maxsize=1 << 14)
+def _visible_bonus_sum(equipment: tuple[int, ...]) -> list[int]:
+    """Memoised by the worn ids (the result is shared: read only): read every tick for both players."""
     total = [0] * len(Bonus)
-    for slot, iid in enumerate(key):
-        if iid == EMPTY or slot in (SLOT_RING, SLOT_AMMO):
+    for slot, iid in enumerate(equipment):
+        if iid == EMPTY or slot in (Slot.RING, Slot.AMMO):
             continue
         b = ITEMS[iid].bonuses
         for i in range(len(total)):
             total[i] += b[i]
-    if len(_VISIBLE_CACHE) > 1 << 14:
-        _VISIBLE_CACHE.clear()
-    _VISIBLE_CACHE[key] = total
     return total
 
 
@@ -117,8 +106,8 @@ class EpisodeStats:
             self.protected_count += 1
         self.recent.append((style, correct))
         sample = visible_bonuses(attacker)  # shared, never mutated
-        if style is _COMBAT_STYLE_MELEE:
-            stored = self.gear_samples[_COMBAT_STYLE_MELEE]
-            if stored is not None and sample[B_MELEE_STRENGTH] < stored[B_MELEE_STRENGTH]:
+        if style is CombatStyle.MELEE:
+            stored = self.gear_samples[CombatStyle.MELEE]
+            if stored is not None and sample[Bonus.MELEE_STRENGTH] < stored[Bonus.MELEE_STRENGTH]:
                 return
         self.gear_samples[style] = sample

@@ -9,7 +9,8 @@ the same pair, exactly as `osrs-rllib fight` does. So the same seed gives the sa
 
 Figures are read from the simulator state after each tick (`on_step` hands over the engine), once per tick
 and player by `_TickReader`; the per-fight row is the sum of the per-tick rows by construction, which the
-tests check.
+tests check. The state is read through `osrs_rllib.fight_view`, so the fights run on either engine with the
+same figures (and replays): the compiled core by default (``engine="auto"``).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from envs.nh.contract import CRITIC_SIZE, HEADS, MAX_HEAD_SIZE, NUM_HEADS, FrameStack
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.contract import CRITIC_SIZE, HEADS, FrameStack
+from envs.nh.core_engine import AnyEngine, check_engine
+from envs.nh.engine import EngineStep
 from envs.nh.items import POT_BREW, SLOT_WEAPON, CombatStyle
-from envs.nh.loadouts import Build, GearSet
+from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.prayers import OVERHEADS
 from envs.nh.sim import Outcome
@@ -47,10 +49,13 @@ from envs.nh.state import (
     PlayerState,
     weapon_family,
 )
+from osrs_rllib import fight_view
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
+from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
+from osrs_rllib.fight_view import EventsLike, PlayerLike
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
+from osrs_rllib.replay.state import gear_set
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +70,6 @@ ACTION_COLUMNS = tuple(f"act_{spec.id}" for spec in HEADS)
 """Per-tick columns of the 12 heads' actions (spec §14.1), -1 where the simulator's baseline played."""
 SIDES = ("a", "b")
 _OVERHEAD_NAMES = {p: p.name.lower() for p in OVERHEADS}
-_SET_ORDER = (GearSet.SPEC, GearSet.MAGIC, GearSet.RANGED, GearSet.MELEE, GearSet.TANK)
-
-
-side_seed = seat_seed
-"""The seed of a scripted side (or a sampling model's noise) in one fight: as `osrs-rllib fight`'s."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -102,18 +102,18 @@ class _TickReader:
 
     __slots__ = ("brews", "food", "karambwans", "special")
 
-    def __init__(self, players: Sequence[PlayerState]) -> None:
+    def __init__(self, players: Sequence[PlayerLike]) -> None:
         facts = [p.inventory_facts() for p in players]
         self.food = [f.sharks + f.anglerfish for f in facts]
         self.karambwans = [f.karambwans for f in facts]
         self.brews = [f.doses[POT_BREW] for f in facts]
         self.special = [p.special_energy for p in players]
 
-    def counts(self, engine: NHEngine, i: int) -> list[int]:
-        """This tick's `_COUNTS` of player i, in order."""
-        sim = engine.sim
-        p = sim.players[i]
-        ev, opp_ev = sim.events[i], sim.events[1 - i]
+    def counts(self, state: Sequence[PlayerLike], tick_events: Sequence[EventsLike], i: int) -> list[int]:
+        """This tick's `_COUNTS` of player i, in order (`state` and `tick_events`: `fight_view.players` and
+        `fight_view.events` of the tick)."""
+        p = state[i]
+        ev, opp_ev = tick_events[i], tick_events[1 - i]
         hits = [0, 0, 0]
         damage = [0, 0, 0]
         on = 0
@@ -150,17 +150,7 @@ class _TickReader:
         return out
 
 
-def _gear_set(p: PlayerState) -> str:
-    """Name of the gear set fully worn (spec §12.2, §12.5), else ``mixed``."""
-    worn = p.equipment
-    for gs in _SET_ORDER:
-        ids = p.loadout.sets.get(gs)
-        if ids and all(iid < 0 or iid in worn for iid in ids):
-            return gs.value
-    return "mixed"
-
-
-def _state_row(p: PlayerState) -> dict[str, Any]:
+def _state_row(p: PlayerState | PlayerLike) -> dict[str, Any]:
     """The visible state of one player after a tick (what a replay shows, issue 13)."""
     facts = p.inventory_facts()
     overhead = next((name for prayer, name in _OVERHEAD_NAMES.items() if prayer in p.prayers), "")
@@ -169,7 +159,7 @@ def _state_row(p: PlayerState) -> dict[str, Any]:
         "prayer_points": p.level[SK_PRAYER],
         "overhead": overhead,
         "prayers": "+".join(sorted(pr.name.lower() for pr in p.prayers)),
-        "gear": _gear_set(p),
+        "gear": gear_set(p),
         "weapon": p.equipment[SLOT_WEAPON],
         "weapon_style": weapon_family(p).name.lower(),
         "special_energy": p.special_energy,
@@ -218,24 +208,16 @@ class _ModelSeat:
         self.deterministic = policy.deterministic
         self.seat = seat
         self.rec = rec
-        self.rngs: dict[int, np.random.Generator] = {}
+        self.noise = SeatNoise(seat)
         self.winrate = winrate_fn(policy.model)
         """The model's win-probability extension (issue 13), read while recording; None when it has none."""
 
-    def _noise(self, seed: int) -> torch.Tensor:
-        # The same draw `osrs-rllib fight`'s ModelSide makes: one torch seed per tick from the fight's stream.
-        rng = self.rngs.get(seed)
-        if rng is None:
-            rng = self.rngs[seed] = np.random.default_rng(side_seed(seed, self.seat))
-        gen = torch.Generator().manual_seed(int(rng.integers(0, 2**31 - 1)))
-        return torch.rand(1, NUM_HEADS, MAX_HEAD_SIZE, generator=gen)
-
     def forget(self, seed: int) -> None:
-        self.rngs.pop(seed, None)
+        self.noise.forget(seed)
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         rec = self.rec
-        noise = None if self.deterministic else torch.cat([self._noise(int(s)) for s in seeds])
+        noise = None if self.deterministic else torch.from_numpy(self.noise.draw(seeds))
         with torch.no_grad():
             obs_t = torch.from_numpy(obs)
             mask_t = torch.from_numpy(masks.astype(np.float32))
@@ -266,7 +248,7 @@ class _LadderSeat:
     """A scripted rung (one bot per fight, seeded like `osrs-rllib fight`'s) that reports its actions."""
 
     def __init__(self, name: str, seat: int, rec: _Recorder) -> None:
-        self.inner = LadderSeat(name, lambda fight_seed: side_seed(fight_seed, seat))
+        self.inner = LadderSeat(name, lambda fight_seed: seat_seed(fight_seed, seat))
         self.seat = seat
         self.rec = rec
 
@@ -303,12 +285,14 @@ class _Job:
     """Torch threads while the job runs (restored afterwards)."""
     replay_dir: str | None = None
     """Write each fight's replay file here (`osrs_rllib.replay`)."""
+    engine: str = "auto"
+    """The simulator (`make_engine`)."""
 
 
 def _fight_row(
-    k: int, seed: int, engine: NHEngine, step: EngineStep, totals: list[list[int]], names: tuple[str, str]
+    k: int, seed: int, engine: AnyEngine, step: EngineStep, totals: list[list[int]], names: tuple[str, str]
 ) -> dict[str, Any]:
-    sim = engine.sim
+    info = engine.info(0)
     a, b = (dict(zip(_COUNTS, t, strict=True)) for t in totals)
     outcome = step.outcomes[0]
     winner = {Outcome.WON: "a", Outcome.LOST: "b"}.get(outcome, "tie") if outcome is not None else "tie"
@@ -317,12 +301,12 @@ def _fight_row(
         "seed": seed,
         "a": names[0],
         "b": names[1],
-        "build": sim.build.value,
-        "fight_type": sim.fight_mode.value,
+        "build": engine.build.value,
+        "fight_type": engine.fight_mode.value,
         "winner": winner,
         "won": winner == "a",
         "truncated": outcome is None,
-        "ticks": sim.tick,
+        "ticks": engine.tick,
         "damage_dealt": b["damage_taken"],
         "damage_received": a["damage_taken"],
     }
@@ -347,8 +331,8 @@ def _fight_row(
         special_energy_used=a["special_energy_used"],
         frozen_ticks=a["frozen_ticks"],
         target_frozen_ticks=b["frozen_ticks"],
-        hp_left=sim.players[0].hp,
-        opp_hp_left=sim.players[1].hp,
+        hp_left=info["hp"],
+        opp_hp_left=info["opponent_hp"],
         opp_hits=b["hits"],
         opp_food_eaten=b["food_eaten"],
         opp_karambwans_eaten=b["karambwans_eaten"],
@@ -392,7 +376,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         for side, p in zip(SIDES, (pa, pb), strict=True)
     ]
 
-    def observe(k: int, engine: NHEngine) -> None:
+    def observe(k: int, engine: AnyEngine) -> None:
         """Keep what each acting seat will see next tick (its raw observation, mask and critic input)."""
         for seat in range(len(acting)):
             if job.record:
@@ -401,9 +385,9 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             if critic:
                 rec.critic_in[(k, seat)] = rec.critic_stacks[(k, seat)].push(engine.critic_obs(seat))
 
-    def on_start(local: int, engine: NHEngine) -> None:
+    def on_start(local: int, engine: AnyEngine) -> None:
         k = job.fights[local]  # play_fights numbers the fights of this job from 0
-        readers[k] = _TickReader(engine.sim.players)
+        readers[k] = _TickReader(fight_view.players(engine))
         totals[k] = [[0] * len(_COUNTS), [0] * len(_COUNTS)]
         if critic:
             for seat, p in enumerate((pa, pb)[: len(acting)]):
@@ -413,19 +397,20 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             replays[k] = FightRecorder(engine, job.seed + k, players, [True, len(acting) > 1], {"fight": k})
         observe(k, engine)
 
-    def on_step(local: int, engine: NHEngine, step: EngineStep) -> None:
+    def on_step(local: int, engine: AnyEngine, step: EngineStep) -> None:
         k = job.fights[local]
         reader = readers[k]
         tally = totals[k]
         per_player = []
+        state, tick_events = fight_view.players(engine), fight_view.events(engine)
         for i in (0, 1):
-            counts = reader.counts(engine, i)
+            counts = reader.counts(state, tick_events, i)
             t = tally[i]
             for j, c in enumerate(counts):
                 t[j] += c
             per_player.append(counts)
         if job.record:
-            _tick_rows(k, job.seed + k, engine, per_player, tick_rows, len(acting))
+            _tick_rows(k, job.seed + k, engine.tick, state, per_player, tick_rows, len(acting))
         done = step.terminated or step.truncated
         if job.replay_dir is not None:
             keys = [(k, seat) for seat in (0, 1)]
@@ -448,12 +433,17 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             observe(k, engine)
 
     def _tick_rows(
-        k: int, fight_seed: int, engine: NHEngine, per_player: list[list[int]], out: list[dict[str, Any]], n: int
+        k: int,
+        fight_seed: int,
+        tick: int,
+        state: Sequence[PlayerLike],
+        per_player: list[list[int]],
+        out: list[dict[str, Any]],
+        n: int,
     ) -> None:
-        sim = engine.sim
         for i in (0, 1):
-            row: dict[str, Any] = {"fight": k, "seed": fight_seed, "tick": sim.tick, "player": SIDES[i]}
-            row.update(_state_row(sim.players[i]))
+            row: dict[str, Any] = {"fight": k, "seed": fight_seed, "tick": tick, "player": SIDES[i]}
+            row.update(_state_row(state[i]))
             row.update(zip(_COUNTS, per_player[i], strict=True))
             key = (k, i)
             actions = rec.actions.get(key) if i < n else None
@@ -465,7 +455,9 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             row["mask"] = rec.masks.get(key) if i < n else None
             out.append(row)
 
-    play_fights(params, seeds, seat0, seat1, parallel=job.parallel, on_start=on_start, on_step=on_step)
+    play_fights(
+        params, seeds, seat0, seat1, parallel=job.parallel, on_start=on_start, on_step=on_step, engine=job.engine
+    )
     return fight_rows, tick_rows
 
 
@@ -528,6 +520,7 @@ def play(
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
     workers: int = 1,
     threads: int = 1,
+    engine: str = "auto",
     **options: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Fight side A against side B `fights` times; one row per fight, from A's point of view.
@@ -546,6 +539,9 @@ def play(
         parallel: Fights stepped together per process (one forward pass serves all of them).
         workers: Processes to spread the fights over (spawned; each runs its own lockstep loop).
         threads: Torch threads per process while fighting (1 suits these small networks best).
+        engine: The simulator (`envs.nh.core_engine.make_engine`): ``auto`` (the compiled core when built, else
+            the Python engine with one log line), ``core`` or ``python``; the DataFrames and the replays are the
+            same on both.
         **options: Reset options of spec §13.1 (``max_episode_ticks=500``, ``randomize_gear=True``, ...).
 
     Returns:
@@ -586,6 +582,10 @@ def play(
             "the simulator's baseline can only be side B; swap the sides (every figure is from A's view)"
         )
     replay_dir = None if isinstance(record, bool) else str(record)
+    try:
+        check_engine(engine)
+    except ValueError as exc:
+        raise AnalysisError(str(exc)) from None
     if replay_dir is not None:
         Path(replay_dir).mkdir(parents=True, exist_ok=True)
     record = bool(record)
@@ -593,7 +593,10 @@ def play(
     params = fight_params(pb, fights, build, options, critic=critic)
     workers = min(workers, fights)
     chunks = [tuple(range(fights))[w::workers] for w in range(workers)]
-    jobs = [_Job(pa.spec(), pb.spec(), chunk, seed, params, record, parallel, threads, replay_dir) for chunk in chunks]
+    jobs = [
+        _Job(pa.spec(), pb.spec(), chunk, seed, params, record, parallel, threads, replay_dir, engine)
+        for chunk in chunks
+    ]
     logger.info("play %s vs %s: %d fights, seed %d, %d worker(s)", pa.name, pb.name, fights, seed, workers)
     if workers == 1:
         results = [_run_job(jobs[0])]

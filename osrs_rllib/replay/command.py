@@ -7,17 +7,25 @@ from pathlib import Path
 
 import typer
 
+from envs.nh.core_engine import check_engine
 from osrs_rllib.replay.format import ReplayError, load_replay
 from osrs_rllib.replay.verify import verify as verify_replay
 from osrs_rllib.replay.viewer import write_html
 
 
-def replay_command(file: Path, out: Path | None, verify: bool, fail: Callable[[str], typer.Exit]) -> int:
-    """Verify or render one replay; returns the exit status (0 ok, 1 the replay differs, 2 bad input)."""
+def replay_command(
+    file: Path, out: Path | None, verify: bool, fail: Callable[[str], typer.Exit], engine: str = "auto"
+) -> int:
+    """Verify (on `engine`) or render one replay; returns the exit status (0 ok, 1 the replay differs, 2 bad
+    input)."""
+    try:
+        check_engine(engine)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     try:
         rep = load_replay(file)
         if verify:
-            check = verify_replay(rep)
+            check = verify_replay(rep, engine=engine)
             check.path = str(file)
             typer.echo(check.summary())
             return 0 if check.ok else 1

@@ -2,8 +2,11 @@
 
 A fight loop (`osrs_rllib.fight.run_fights`, `osrs_rllib.analysis.play`) creates one `FightRecorder` right
 after ``engine.reset`` and calls `FightRecorder.step` after every ``engine.step`` with what each seat did;
-the recorder reads everything else from ``engine.sim``. The masks a seat acted on are the engine's masks
-before the step, which the recorder keeps from the previous call, so a loop needs no pre-step hook.
+the recorder reads everything else from the engine: the simulator's objects on the Python engine
+(``engine.sim``), the core's snapshots on the compiled core (`osrs_rllib.replay.state.CoreTickReader`). A fight
+recorded on either engine gives the same replay, tick for tick and field for field. The masks a seat acted on
+are the engine's masks before the step, which the recorder keeps from the previous call, so a loop needs no
+pre-step hook.
 
 The in-simulator baseline (spec §18) decides inside ``FightSim.step`` through game operations, not the
 action interface: its seat's actions and masks are ``null``. Its decisions are reproduced exactly from the
@@ -22,13 +25,16 @@ import numpy as np
 import torch
 
 from envs.nh.contract import CONTRACT_VERSION, CRITIC_SIZE, HEADS, OBS_SIZE, FrameStack
+from envs.nh.core_engine import AnyEngine, CoreEngine
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.sim import Outcome
 from osrs_rllib.replay.format import REPLAY_FORMAT, Replay, params_to_options
 from osrs_rllib.replay.state import (
     SKILL_NAMES,
     SLOT_NAMES,
+    CoreTickReader,
     LandingTracker,
+    core_rng_digest,
     created_hits,
     item_names,
     player_state,
@@ -112,7 +118,7 @@ class ModelReadout:
         if self.critic_stack is not None:
             self.critic_stack.reset()
 
-    def read(self, engine: NHEngine, seat: int) -> tuple[float, float | None]:
+    def read(self, engine: AnyEngine, seat: int) -> tuple[float, float | None]:
         """(value, win probability or None) of the seat's state before this tick's step."""
         obs = torch.from_numpy(self.obs_stack.push(engine.obs[seat])).unsqueeze(0)
         if self.critic_stack is not None:
@@ -130,61 +136,74 @@ class FightRecorder:
 
     def __init__(
         self,
-        engine: NHEngine,
+        engine: AnyEngine,
         seed: int,
         players: Sequence[dict[str, Any]],
         acting: Sequence[bool],
         extra: dict[str, Any] | None = None,
     ) -> None:
-        sim = engine.sim
         self.acting = tuple(bool(a) for a in acting)
         self.header: dict[str, Any] = {
             "format": REPLAY_FORMAT,
             "contract_version": CONTRACT_VERSION,
             "created_unix": time.time(),
             "seed": int(seed),
-            "params": params_to_options(sim.params),
-            "build": sim.build.value,
-            "fight_type": sim.fight_mode.value,
+            "params": params_to_options(engine.params),
+            "build": engine.build.value,
+            "fight_type": engine.fight_mode.value,
             "players": [dict(p) for p in players],
             "heads": [{"id": h.id, "values": [v.name.lower() for v in h.values]} for h in HEADS],
             "slots": list(SLOT_NAMES),
             "skills": list(SKILL_NAMES),
             **(extra or {}),
         }
-        self.tracker = LandingTracker(sim)
+        self.core = CoreTickReader(engine) if isinstance(engine, CoreEngine) else None
+        self.tracker = LandingTracker(engine.sim) if self.core is None else None
         self.ticks: list[dict[str, Any]] = [self._tick(engine, None, [None, None], [None, None], [None, None])]
         self._masks = self._current_masks(engine)
 
-    def _current_masks(self, engine: NHEngine) -> list[str | None]:
+    def _current_masks(self, engine: AnyEngine) -> list[str | None]:
         return [mask_bits(engine.masks[i]) if self.acting[i] else None for i in (0, 1)]
 
     def _tick(
         self,
-        engine: NHEngine,
+        engine: AnyEngine,
         masks: Sequence[str | None] | None,
         actions: Sequence[Any],
         values: Sequence[float | None],
         win_probs: Sequence[float | None],
     ) -> dict[str, Any]:
-        sim = engine.sim
         first = masks is None
+        hits: list[list[dict[str, Any]]] = [[], []]
+        landed: list[list[dict[str, Any]]] = [[], []]
+        if self.core is not None:
+            if not first:
+                hits, landed = self.core.step()
+            players, splats, rng = self.core.players(), self.core.splats(), core_rng_digest(engine)
+        else:
+            assert self.tracker is not None and isinstance(engine, NHEngine)
+            sim = engine.sim
+            if not first:
+                hits, landed = [created_hits(sim, i) for i in (0, 1)], self.tracker.landed(sim)
+            players = [player_state(p) for p in sim.players]
+            splats = [list(p.hitsplats) for p in sim.players]
+            rng = rng_digest(sim)
         return {
-            "t": sim.tick,
-            "players": [player_state(p) for p in sim.players],
+            "t": engine.tick,
+            "players": players,
             "actions": [None if a is None else [int(x) for x in a] for a in actions],
             "masks": list(masks) if masks is not None else [None, None],
-            "hits": [[], []] if first else [created_hits(sim, i) for i in (0, 1)],
-            "landed": [[], []] if first else self.tracker.landed(sim),
-            "splats": [list(p.hitsplats) for p in sim.players],
+            "hits": hits,
+            "landed": landed,
+            "splats": splats,
             "value": [None if v is None or v != v else float(v) for v in values],
             "win_prob": [None if w is None else float(w) for w in win_probs],
-            "rng": rng_digest(sim),
+            "rng": rng,
         }
 
     def step(
         self,
-        engine: NHEngine,
+        engine: AnyEngine,
         actions: Sequence[Any],
         values: Sequence[float | None] = (None, None),
         win_probs: Sequence[float | None] = (None, None),

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine
+from envs.nh.engine import EngineStep
 from envs.nh.params import FightParams
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, ModelReadout, player_info, replay_name
@@ -64,14 +65,14 @@ class FightsRecording:
             return list(plan)
         return [dataclasses.replace(p, include_opponent_observation=True) for p in plan]
 
-    def start(self, fight: int, seed: int, engine: NHEngine) -> None:
+    def start(self, fight: int, seed: int, engine: AnyEngine) -> None:
         self.fight = fight
         for r in self.readouts:
             if r is not None:
                 r.reset()
         self.recorder = FightRecorder(engine, seed, self.players, self.acting, {"fight": fight})
 
-    def readings(self, engine: NHEngine) -> tuple[list[float | None], list[float | None]]:
+    def readings(self, engine: AnyEngine) -> tuple[list[float | None], list[float | None]]:
         """Each model seat's (value, win probability) before the step; call once per tick, before stepping."""
         values: list[float | None] = [None, None]
         wins: list[float | None] = [None, None]
@@ -82,7 +83,7 @@ class FightsRecording:
 
     def stepped(
         self,
-        engine: NHEngine,
+        engine: AnyEngine,
         step: EngineStep,
         actions: Sequence[Any],
         readings: tuple[list[float | None], list[float | None]],

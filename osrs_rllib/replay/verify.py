@@ -5,6 +5,9 @@ The simulator draws every random number from one generator seeded by the fight's
 in-simulator baseline draws from the same generator, so the seed plus the acting seats' actions determine
 the whole fight. Each tick is compared key by key: both players' state, the masks the seats acted on, the
 hits created and landed, the hitsplats and a fingerprint of the generator; then the outcome.
+
+The fight is re-run on either engine (``engine``: ``auto`` by default): both play the same fights and the
+recorder reads the same ticks from both, so a replay recorded on one verifies on the other.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from envs.nh.contract import HEAD_SIZES, NUM_HEADS
-from envs.nh.engine import NHEngine
+from envs.nh.core_engine import make_engine
 from osrs_rllib.replay.format import Replay, ReplayError, load_replay
 from osrs_rllib.replay.recorder import FightRecorder
 
@@ -61,11 +64,13 @@ def _diff(prefix: str, recorded: Any, replayed: Any, out: list[str]) -> None:
         out.append(f"{prefix}: recorded {recorded!r}, replayed {replayed!r}")
 
 
-def verify(replay: Replay | str | os.PathLike[str]) -> ReplayCheck:
+def verify(replay: Replay | str | os.PathLike[str], engine: str = "auto") -> ReplayCheck:
     """Re-run the fight of a replay and compare it tick by tick with the recording.
 
     Args:
         replay: A `Replay` or the path of a replay file.
+        engine: The simulator that re-runs it (`envs.nh.core_engine.make_engine`: ``auto``, ``core``,
+            ``python``); either verifies a replay recorded on either.
 
     Returns:
         A `ReplayCheck`; ``check.ok`` is True when every tick and the outcome match, else ``check.problems``
@@ -73,23 +78,25 @@ def verify(replay: Replay | str | os.PathLike[str]) -> ReplayCheck:
 
     Raises:
         ReplayError: The file cannot be read, or its parameters or actions are unusable.
+        ParamError: An unknown `engine`.
+        ImportError: ``engine="core"`` where the compiled core is not built.
     """
     path = str(replay) if not isinstance(replay, Replay) else "<replay>"
     rep = replay if isinstance(replay, Replay) else load_replay(replay)
     params = rep.params
     acting = [p.get("kind") != "baseline" for p in rep.players]
-    engine = NHEngine(params)
-    engine.reset(seed=rep.seed, params=params)
+    fight = make_engine(engine, params)
+    fight.reset(seed=rep.seed, params=params)
     problems: list[str] = []
-    header_now = {"build": engine.sim.build.value, "fight_type": engine.sim.fight_mode.value}
+    header_now = {"build": fight.build.value, "fight_type": fight.fight_mode.value}
     _diff("header", {k: rep.header.get(k) for k in header_now}, header_now, problems)
-    recorder = FightRecorder(engine, rep.seed, rep.players, acting)
+    recorder = FightRecorder(fight, rep.seed, rep.players, acting)
     _compare(0, rep.ticks[0], recorder.ticks[0], problems)
     step = None
     for t, rec in enumerate(rep.ticks[1:], start=1):
         if problems:
             return ReplayCheck(path, t - 1, problems)
-        if engine.sim.done:
+        if fight.done:
             problems.append(f"tick {t}: the replayed fight ended after tick {t - 1}, the recording goes on")
             return ReplayCheck(path, t - 1, problems)
         actions = rec.get("actions") or [None, None]
@@ -102,8 +109,8 @@ def verify(replay: Replay | str | os.PathLike[str]) -> ReplayCheck:
                     f"{path}, tick {t}: the recorded actions {actions} cannot be applied: player {i}'s is not "
                     f"{NUM_HEADS} head values within {list(HEAD_SIZES)}"
                 )
-        step = engine.step([actions[i] if acting[i] else None for i in (0, 1)])
-        recorder.step(engine, actions)
+        step = fight.step([actions[i] if acting[i] else None for i in (0, 1)])
+        recorder.step(fight, actions)
         _compare(t, rec, recorder.ticks[-1], problems)
     if not problems:
         if step is None or not (step.terminated or step.truncated):

@@ -134,6 +134,7 @@ def events(ev: TickEvents) -> dict[str, Any]:
                 "damages": list(r.hit.damages),
                 "accurate": bool(r.hit.accurate),
                 "style": int(r.hit.style),
+                "effect": EFFECTS[r.hit.effect],
                 "attack_speed": r.attack_speed,
                 "defender_protection": _style_or_none(r.defender_protection),
                 "smite": r.smite,

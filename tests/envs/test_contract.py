@@ -490,3 +490,38 @@ def test_contract_json_content() -> None:
     assert obs["partial_indices"] == SPEC_PARTIAL
     assert obs["constant_indices"] == SPEC_CONSTANT
     assert d["critic"] == {"size": 269, "layout": d["critic"]["layout"], "opponent_indices": SPEC_PARTIAL}
+
+
+def test_batched_random_actions_respect_masks_and_dependencies() -> None:
+    """`masked_random_actions` (benchmarks, soaks) draws what `apply_dependencies_and_force` allows: replaying
+    each of its actions through the one-at-a-time sampler, choosing the same values, must be accepted value for
+    value, on real masks of self-play fights; and it reaches every value the one-at-a-time sampler with a
+    uniform choice reaches on the same masks."""
+    from envs.nh.contract import masked_random_actions
+    from envs.nh.engine import NHEngine
+    from envs.nh.params import OPPONENT_AGENT, FightParams
+
+    rng = np.random.default_rng(0)
+    uniform = np.random.default_rng(1)
+    engine = NHEngine(FightParams(opponent=OPPONENT_AGENT, randomize_gear=True), observe_all=True)
+    engine.reset(seed=1)
+    seen: list[set[int]] = [set() for _ in range(NUM_HEADS)]
+    reached: list[set[int]] = [set() for _ in range(NUM_HEADS)]
+    for _ in range(1500):
+        drawn = masked_random_actions(rng, engine.masks)
+        assert drawn.shape == (2, NUM_HEADS)
+        for i in range(2):
+            row = drawn[i]
+            replayed = apply_dependencies_and_force(engine.masks[i], lambda head, legal, row=row: int(row[int(head)]))
+            np.testing.assert_array_equal(replayed, row)
+            other = apply_dependencies_and_force(
+                engine.masks[i], lambda head, legal: int(uniform.choice(np.flatnonzero(legal)))
+            )
+            for h in range(NUM_HEADS):
+                seen[h].add(int(row[h]))
+                reached[h].add(int(other[h]))
+        step = engine.step([drawn[0], drawn[1]])
+        if step.terminated or step.truncated:
+            engine.reset()
+    assert seen == reached
+    assert sum(len(values) > 1 for values in seen) >= 9

@@ -160,7 +160,8 @@ def test_engine_option_is_checked_and_auto_falls_back_once(monkeypatch: pytest.M
         NHGymEnv(engine="fast")
     with pytest.raises(ParamError, match="unknown engine"):
         NHMultiAgentEnv({"engine": "fast"})
-    assert isinstance(NHGymEnv().engine, NHEngine)  # the default stays python (consumers read engine.sim)
+    assert isinstance(NHGymEnv().engine, CoreEngine)  # the default is auto: the core where it is built
+    assert isinstance(NHMultiAgentEnv().engine, CoreEngine)
     assert isinstance(make_engine("auto"), CoreEngine)
 
     def not_built() -> Any:
@@ -174,3 +175,93 @@ def test_engine_option_is_checked_and_auto_falls_back_once(monkeypatch: pytest.M
         assert isinstance(make_engine("auto"), NHEngine)
         assert isinstance(make_engine("auto"), NHEngine)
     assert sum("Python engine" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_one_core_call_for_many_fights_equals_the_python_engine_fight_by_fight() -> None:
+    """Fights of one `CoreFights` stepped together (`step_engines`, one core call per tick) equal Python engines
+    stepped one at a time: fights end at different ticks and are restarted while the others run, every build,
+    agent and baseline opponents, and each fight's generator state comes back to the caller."""
+    n = 5
+    weights = CORE_REWARD_WEIGHTS
+    core = core_engine.make_engines("core", n, reward_weights=weights)
+    python = core_engine.make_engines("python", n, reward_weights=weights)
+    assert all(isinstance(e, CoreEngine) and e.fights is core[0].fights for e in core)
+    assert all(isinstance(e, NHEngine) for e in python)
+    sampler = LegalSampler(9)
+    fights = 0
+
+    def start(k: int) -> None:
+        nonlocal fights
+        build = list(Build)[fights % len(Build)]
+        params = FightParams(account_build=build, randomize_gear=True, randomize_fight_type=True,
+                             opponent=OPPONENT_AGENT if fights % 2 else FightParams().opponent)
+        for e in (core[k], python[k]):
+            e.record_reward_components = True
+            e.reset(seed=400 + fights, params=params)
+        fights += 1
+
+    for k in range(n):
+        start(k)
+    while fights < 16:
+        actions = [[None if p.is_baseline else sampler.sample(py.masks[p.index]) for p in py.sim.players]
+                   for py in python]
+        got = core_engine.step_engines(core, actions)
+        want = [py.step(a) for py, a in zip(python, actions, strict=True)]
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g.rewards == w.rewards and g.signals == w.signals and g.reward_components == w.reward_components
+            assert (g.outcomes, g.terminated, g.truncated) == (w.outcomes, w.terminated, w.truncated)
+            _same(core[k].obs.copy(), python[k].obs.copy(), k)
+            _same(core[k].masks.copy(), python[k].masks.copy(), k)
+            assert core[k].hitsplats(0) == python[k].hitsplats(0) and core[k].tick == python[k].tick
+            assert (core[k].build, core[k].fight_mode) == (python[k].build, python[k].fight_mode)
+            if w.terminated or w.truncated:
+                assert core[k].done and python[k].done
+                assert core[k].rng.bit_generator.state == python[k].rng.bit_generator.state
+                start(k)
+
+
+def test_a_running_fight_left_out_of_a_batch_step_is_an_error() -> None:
+    """The core steps every running fight of a batch: one without staged actions would silently repeat its last
+    ones, so `step_staged` refuses instead and names it."""
+    a, b = core_engine.make_engines("core", 2)
+    a.reset(seed=1)
+    b.reset(seed=2)
+    a.stage([[0] * 12, None])
+    with pytest.raises(RuntimeError, match=r"running fights \[1\]"):
+        a.fights.step_staged()
+    with pytest.raises(ValueError, match="already has its engine"):
+        a.fights.engine(0)
+
+
+@pytest.mark.parametrize("opponent", ["agent", "novice"])
+def test_rllib_envs_on_one_batch_equal_envs_stepped_alone(opponent: str) -> None:
+    """What the lockstep sampler does on the core (`share_core_batch`, then `step_envs` every tick) hands RLlib
+    exactly what stepping Python-engine envs one by one does, episodes restarting at different ticks."""
+    from envs.rllib_env import share_core_batch, step_envs
+
+    config = {"params": {"randomize_gear": True, "randomize_fight_type": True}, "opponent": opponent}
+    batched = [NHMultiAgentEnv({**config, "engine": "core"}) for _ in range(3)]
+    alone = [NHMultiAgentEnv({**config, "engine": "python"}) for _ in range(3)]
+    assert share_core_batch(batched) and not share_core_batch(alone)
+    assert len({id(env.engine.fights) for env in batched}) == 1
+    for env in (*batched, *alone):
+        env.set_training_progress(7.0)
+    samplers = [LegalSampler(70 + k) for k in range(3)]
+    episodes = [0, 0, 0]
+    last: list[Any] = [None] * 3
+    for k in range(3):
+        last[k] = alone[k].reset(seed=100 * k, options={"build": BUILDS[k]})
+        _same(list(batched[k].reset(seed=100 * k, options={"build": BUILDS[k]})), list(last[k]), k)
+    for _ in range(600):
+        actions = [{a: samplers[k].sample(o["action_mask"]) for a, o in last[k][0].items()} for k in range(3)]
+        got = step_envs(batched, actions)
+        want = [env.step(a) for env, a in zip(alone, actions, strict=True)]
+        for k in range(3):
+            _same(list(got[k]), list(want[k]), (k, episodes[k]))
+            last[k] = want[k]
+            if want[k][2]["__all__"] or want[k][3]["__all__"]:
+                episodes[k] += 1
+                seed, options = 100 * k + episodes[k], {"build": BUILDS[(k + episodes[k]) % len(BUILDS)]}
+                last[k] = alone[k].reset(seed=seed, options=options)
+                _same(list(batched[k].reset(seed=seed, options=options)), list(last[k]), (k, "reset"))
+    assert sum(episodes) >= 2, "episodes must end and restart while the others run"

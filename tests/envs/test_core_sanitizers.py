@@ -30,6 +30,7 @@ DIFFERENTIAL_TESTS = [
     "test_core_operations.py",
     "test_core_tick.py",
     "test_core_rewards.py",
+    "test_core_engine.py",
 ]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
 

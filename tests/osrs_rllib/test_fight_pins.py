@@ -118,5 +118,5 @@ def test_play_fights_checks_who_plays_seat_zero() -> None:
     with pytest.raises(ValueError, match="seat 0 needs a player"):
         play_fights(FightParams(opponent=OPPONENT_BASELINE), [0], None, None, parallel=1)
     ticks: list[int] = []
-    play_fights(both, [0, 1], None, None, parallel=2, on_act=lambda k, e, a: ticks.append(e.sim.tick))
+    play_fights(both, [0, 1], None, None, parallel=2, on_act=lambda k, e, a: ticks.append(e.tick))
     assert ticks == [0, 1, 2, 3, 4] * 2  # on_act sees the state before each step, both fights to the cut-off

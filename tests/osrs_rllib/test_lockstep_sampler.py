@@ -15,6 +15,7 @@ from gymnasium import spaces
 from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
 
+from envs.nh.core_engine import core_available
 from osrs_rllib.config import load_config
 from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, LockstepSampler, _Flattener, unsupported_settings
 from osrs_rllib.train import build_ppo_config, register_everything
@@ -192,21 +193,28 @@ def _rows_sorted(batch: SampleBatch) -> np.ndarray:
     return np.argsort(np.array(keys, dtype=object))
 
 
-def test_same_experience_as_rllibs_own_sampler() -> None:
+@pytest.mark.parametrize("engine", ["core", "python"])
+def test_same_experience_as_rllibs_own_sampler(engine: str) -> None:
     """Same seeds, same config: the lockstep loop and RLlib's `EnvRunnerV2` make the same forward calls on
     the same batches, so they must collect the same rows: observations, actions, rewards, log-probabilities
     and values exactly, advantages to float rounding (bootstraps are computed in one batch instead of one
-    call each)."""
+    call each). On the core, the lockstep loop steps its four fights in one core call (one batch) while
+    RLlib's sampler steps the Python engine env by env: the rows must still be the same."""
+    if engine == "core" and not core_available():
+        pytest.skip("compiled core not built")
     batches: dict[str, list[SampleBatch]] = {}
-    for sampler in ("lockstep", "rllib"):
+    for sampler, env_engine in (("lockstep", engine), ("rllib", "python")):
         algo = build(
             "opponents.mix.prioritized=0",
             f"runners.sampler={sampler}",
+            f"env.engine={env_engine}",
             "runners.num_envs_per_env_runner=4",
             "env.params.max_episode_ticks=50",
         )
         try:
             batches[sampler] = [algo.env_runner.sample().policy_batches["main"] for _ in range(2)]
+            if sampler == "lockstep":
+                assert algo.env_runner.__dict__["_lockstep"].batched == (engine == "core")
         finally:
             algo.stop()
     for ours, theirs in zip(batches["lockstep"], batches["rllib"], strict=True):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.nh.engine import EngineStep, NHEngine
+from envs.nh.core_engine import AnyEngine
+from envs.nh.engine import EngineStep
 from envs.nh.params import FightParams
 from osrs_rllib.batched_fights import Seat, play_fights
 from policies.model_file import load_model_file
@@ -17,11 +18,11 @@ def in_process(model_path: str, seed: int) -> tuple[str, int, int, int]:
     model = load_model_file(model_path)
     result: dict[str, tuple[str, int, int, int]] = {}
 
-    def on_step(fight: int, engine: NHEngine, step: EngineStep) -> None:
+    def on_step(fight: int, engine: AnyEngine, step: EngineStep) -> None:
         if step.terminated or step.truncated:
             outcome = step.outcomes[0]
-            sim = engine.sim
-            result["r"] = (outcome.value if outcome else "tied", sim.tick, sim.players[0].hp, sim.players[1].hp)
+            info = engine.info(0)
+            result["r"] = (outcome.value if outcome else "tied", engine.tick, info["hp"], info["opponent_hp"])
 
     seat = Seat(lambda obs, masks, seeds: model.act(obs, masks.astype(np.float32), deterministic=True),
                 model.frame_stack)

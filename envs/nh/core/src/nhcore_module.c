@@ -1336,11 +1336,15 @@ static int get_buffer8(PyObject *obj, Py_buffer *view, Py_ssize_t items, const c
 /* write_masks(masks): both players' masks of every fight into a bool/uint8 (n, 2, 45) array (after resets). */
 static PyObject *FightBatch_write_masks(FightBatchObject *self, PyObject *args) {
     PyObject *masks_obj, *obs_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "O|O", &masks_obj, &obs_obj)) {
+    Py_ssize_t only = -1;
+    if (!PyArg_ParseTuple(args, "O|On", &masks_obj, &obs_obj, &only)) {
         return NULL;
     }
     if (self->fights == NULL) {
         return PyErr_Format(PyExc_RuntimeError, "FightBatch is not initialised");
+    }
+    if (only >= self->n) {
+        return PyErr_Format(PyExc_IndexError, "fight %zd out of range (batch of %zd)", only, self->n);
     }
     Py_buffer masks;
     if (get_buffer8(masks_obj, &masks, self->n * 2 * NH_NUM_MASK, "masks")) {
@@ -1356,7 +1360,7 @@ static PyObject *FightBatch_write_masks(FightBatchObject *self, PyObject *args) 
         o = (float *)obs.buf;
     }
     uint8_t *m = (uint8_t *)masks.buf;
-    for (Py_ssize_t i = 0; i < self->n; i++) {
+    for (Py_ssize_t i = only < 0 ? 0 : only; i < (only < 0 ? self->n : only + 1); i++) {
         for (int p = 0; p < 2; p++) {
             const nh_fight *fight = &self->fights[i];
             uint8_t *mp = m + (i * 2 + p) * NH_NUM_MASK;
@@ -1375,7 +1379,7 @@ static PyObject *FightBatch_write_masks(FightBatchObject *self, PyObject *args) 
 
 static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj, PyObject *has_obj,
                                   PyObject *results_obj, PyObject *masks_obj, PyObject *obs_obj, double *rew_out,
-                                  double *comp_out);
+                                  double *comp_out, Py_ssize_t only);
 
 static int get_buffer_f64(PyObject *obj, Py_buffer *view, Py_ssize_t items, const char *what) {
     return get_buffer_float(obj, view, items, 'd', 8, what);
@@ -1390,12 +1394,17 @@ static int get_buffer_f64(PyObject *obj, Py_buffer *view, Py_ssize_t items, cons
  * With reward weights set, each stepped fight's rewards (§17) are computed; `rewards` (float64 (n, 2)) and
  * `components` (float64 (n, 2, len(REWARD_COMPONENTS))) receive them (0 for a baseline player). */
 static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"actions", "has_action", "results", "masks", "obs", "rewards", "components", NULL};
+    static char *kwlist[] = {"actions", "has_action", "results", "masks",  "obs",
+                             "rewards", "components", "only",    NULL};
     PyObject *actions_obj, *has_obj, *results_obj, *masks_obj = Py_None, *obs_obj = Py_None;
     PyObject *rewards_obj = Py_None, *components_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOOO", kwlist, &actions_obj, &has_obj, &results_obj, &masks_obj,
-                                     &obs_obj, &rewards_obj, &components_obj)) {
+    Py_ssize_t only = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OOOOn", kwlist, &actions_obj, &has_obj, &results_obj,
+                                     &masks_obj, &obs_obj, &rewards_obj, &components_obj, &only)) {
         return NULL;
+    }
+    if (only >= self->n) {
+        return PyErr_Format(PyExc_IndexError, "fight %zd out of range (batch of %zd)", only, self->n);
     }
     if ((rewards_obj != Py_None || components_obj != Py_None) && self->weights == NULL) {
         return PyErr_Format(PyExc_ValueError, "rewards need reward weights: call set_reward_weights first");
@@ -1417,7 +1426,8 @@ static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args, P
         }
         comp_out = (double *)components_view.buf;
     }
-    PyObject *out = step_batch_inner(self, actions_obj, has_obj, results_obj, masks_obj, obs_obj, rew_out, comp_out);
+    PyObject *out =
+        step_batch_inner(self, actions_obj, has_obj, results_obj, masks_obj, obs_obj, rew_out, comp_out, only);
     if (rew_out != NULL) {
         PyBuffer_Release(&rewards_view);
     }
@@ -1429,7 +1439,7 @@ static PyObject *FightBatch_step_batch(FightBatchObject *self, PyObject *args, P
 
 static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj, PyObject *has_obj,
                                   PyObject *results_obj, PyObject *masks_obj, PyObject *obs_obj, double *rew_out,
-                                  double *comp_out) {
+                                  double *comp_out, Py_ssize_t only) {
     if (obs_obj != Py_None && masks_obj == Py_None) {
         return PyErr_Format(PyExc_ValueError, "observations need the masks array too (entries 168-174 repeat masks)");
     }
@@ -1478,7 +1488,7 @@ static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj,
     Py_ssize_t stepped = 0, failed = -1;
     int err = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < self->n; i++) {
+    for (Py_ssize_t i = only < 0 ? 0 : only; i < (only < 0 ? self->n : only + 1); i++) {
         nh_fight *fight = &self->fights[i];
         if (fight->done) {
             continue;
@@ -1548,11 +1558,11 @@ static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
     PyObject *hits = PyList_New(ev->n_hits);
     for (int32_t k = 0; hits && k < ev->n_hits; k++) {
         const nh_hit_record *r = &ev->hits[k];
-        PyObject *item = Py_BuildValue("{s:i,s:N,s:O,s:i,s:i,s:N,s:O}", "attacker", r->hit.attacker, "damages",
+        PyObject *item = Py_BuildValue("{s:i,s:N,s:O,s:i,s:i,s:i,s:N,s:O}", "attacker", r->hit.attacker, "damages",
                                        int_list(r->hit.damages, r->hit.n_damages), "accurate",
-                                       r->hit.accurate ? Py_True : Py_False, "style", r->hit.style, "attack_speed",
-                                       r->attack_speed, "defender_protection", int_or_none(r->defender_protection),
-                                       "smite", r->smite ? Py_True : Py_False);
+                                       r->hit.accurate ? Py_True : Py_False, "style", r->hit.style, "effect",
+                                       r->hit.effect, "attack_speed", r->attack_speed, "defender_protection",
+                                       int_or_none(r->defender_protection), "smite", r->smite ? Py_True : Py_False);
         if (item == NULL) {
             Py_CLEAR(hits);
             break;
@@ -1992,7 +2002,33 @@ static PyObject *FightBatch_brief(FightBatchObject *self, PyObject *args) {
                          PyBool_FromLong(f->players[0].is_baseline), PyBool_FromLong(f->players[1].is_baseline));
 }
 
+static PyObject *FightBatch_hitsplats(FightBatchObject *self, PyObject *args) {
+    Py_ssize_t i;
+    int p;
+    if (!PyArg_ParseTuple(args, "ni", &i, &p)) {
+        return NULL;
+    }
+    const nh_fight *f = fight_at(self, i);
+    if (f == NULL) {
+        return NULL;
+    }
+    if (p < 0 || p > 1) {
+        return PyErr_Format(PyExc_IndexError, "player %d out of range (0 or 1)", p);
+    }
+    const nh_player *pl = &f->players[p];
+    PyObject *out = PyTuple_New(pl->n_hitsplats);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (int k = 0; k < pl->n_hitsplats; k++) {
+        PyTuple_SET_ITEM(out, k, PyLong_FromLong(pl->hitsplats[k]));
+    }
+    return out;
+}
+
 static PyMethodDef FightBatch_methods[] = {
+    {"hitsplats", (PyCFunction)FightBatch_hitsplats, METH_VARARGS,
+     "hitsplats(i, p): the hitsplats player p of fight i was shown this tick, as a tuple (cheaper than player())."},
     {"reset", (PyCFunction)FightBatch_reset, METH_VARARGS,
      "reset(i, rng_state, params): FightSim.reset of fight i (params as for Rng.reset_draws)."},
     {"rng_state", (PyCFunction)FightBatch_rng_state, METH_VARARGS, "rng_state(i): fight i's generator state."},
@@ -2013,8 +2049,8 @@ static PyMethodDef FightBatch_methods[] = {
     {"step", (PyCFunction)FightBatch_step, METH_VARARGS,
      "step(i, actions=None): one tick of fight i; actions = (a0, a1), each 12 ints or None."},
     {"step_batch", (PyCFunction)(void (*)(void))FightBatch_step_batch, METH_VARARGS | METH_KEYWORDS,
-     "step_batch(actions, has_action, results, masks=None, obs=None, rewards=None, components=None): one tick of "
-     "every running fight."},
+     "step_batch(actions, has_action, results, masks=None, obs=None, rewards=None, components=None, only=-1): one "
+     "tick of every running fight, or of fight `only` alone when only >= 0 (the others' rows are left as they are)."},
     {"set_reward_weights", (PyCFunction)FightBatch_set_reward_weights, METH_O,
      "set_reward_weights(mapping): every RewardWeights field by name (schedules as (a, b, n)); keeps progress."},
     {"signals", (PyCFunction)FightBatch_signals, METH_VARARGS,
@@ -2025,7 +2061,8 @@ static PyMethodDef FightBatch_methods[] = {
     {"reward_components", (PyCFunction)FightBatch_reward_components, METH_VARARGS,
      "reward_components(i, p): the last step's reward components of player p (a tuple in REWARD_COMPONENTS order)."},
     {"write_masks", (PyCFunction)FightBatch_write_masks, METH_VARARGS,
-     "write_masks(masks, obs=None): both players' masks (and observations) of every fight (after resets)."},
+     "write_masks(masks, obs=None, fight=-1): both players' masks (and observations) of every fight, or of one fight "
+     "when fight >= 0 (after resets)."},
     {"activate_prayer", (PyCFunction)FightBatch_activate_prayer, METH_VARARGS,
      "activate_prayer(i, p, prayer): FightSim.activate_prayer (starts the drain task)."},
     {"drain_special", (PyCFunction)FightBatch_drain_special, METH_VARARGS,

@@ -1,6 +1,8 @@
 /* nh_actions.c: §5 actions; see nh_actions.h and envs/nh/actions.py (the reference). */
 #include "nh_actions.h"
 
+#include <stddef.h>
+
 #include "nh_movement.h"
 #include "nh_operations.h"
 #include "nh_sim.h"
@@ -90,17 +92,8 @@ static void tank(nh_fight *fight, nh_player *p) {
 }
 
 /* ---- §5.7 ---- */
-static int has_special(int32_t weapon) {
-    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
-        if (NH_SPECIAL_TABLE[i].weapon == weapon) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void arm_special(nh_player *p) {
-    if (!p->special_armed && has_special(p->equipment[NH_SLOT_WEAPON])) {
+    if (!p->special_armed && nh_special_of(p->equipment[NH_SLOT_WEAPON]) != NULL) {
         p->special_armed = 1;
     }
 }

@@ -8,15 +8,6 @@
 
 /* ---- small look-ups ---- */
 
-static const nh_special *special_for_weapon(int32_t weapon) {
-    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
-        if (NH_SPECIAL_TABLE[i].weapon == weapon) {
-            return &NH_SPECIAL_TABLE[i];
-        }
-    }
-    return NULL;
-}
-
 static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
 
 static int wears(const nh_player *p, int32_t id) {
@@ -61,7 +52,7 @@ int32_t nh_combat_method(const nh_player *p) {
     }
     int32_t wid = p->equipment[NH_SLOT_WEAPON];
     if (p->special_armed || (p->gmaul_queued > 0 && wid == NH_ID_GRANITE_MAUL)) {
-        const nh_special *special = special_for_weapon(wid);
+        const nh_special *special = nh_special_of(wid);
         if (special != NULL) {
             return special->method;
         }
@@ -415,7 +406,7 @@ int nh_create_hits(nh_rng *rng, const nh_player *attacker, const nh_player *defe
         }
     }
     const nh_special *special = NH_METHOD_TABLE[method].is_special
-                                    ? special_for_weapon(attacker->equipment[NH_SLOT_WEAPON])
+                                    ? nh_special_of(attacker->equipment[NH_SLOT_WEAPON])
                                     : NULL;
     out->energy_cost = special != NULL ? special->cost * queued_specs(attacker, method) : 0;
     out->attack_speed = nh_attack_speed(attacker, method);

@@ -183,6 +183,8 @@ void nh_data_init(void);
 /* The row of an item / consumable id, NULL when the id is not one. */
 const nh_item *nh_item_by_id(int32_t id);
 const nh_consumable *nh_consumable_by_id(int32_t id);
+/* The special attack row of a weapon (spec §5.7), NULL when it has none. */
+const nh_special *nh_special_of(int32_t weapon);
 /* items.potion_id: the id of the `doses`-dose potion of a family, NH_EMPTY when there is none. */
 int32_t nh_potion_id(int32_t potion, int32_t doses);
 

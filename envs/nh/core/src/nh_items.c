@@ -42,6 +42,15 @@ const nh_item *nh_item_by_id(int32_t id) {
     return item_by_id_search(id);
 }
 
+const nh_special *nh_special_of(int32_t weapon) {
+    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
+        if (NH_SPECIAL_TABLE[i].weapon == weapon) {
+            return &NH_SPECIAL_TABLE[i];
+        }
+    }
+    return NULL;
+}
+
 const nh_consumable *nh_consumable_by_id(int32_t id) {
     if (lookup_ready && id >= 0 && id <= NH_MAX_LOOKUP_ID) {
         return consumable_row[id] >= 0 ? &NH_CONSUMABLES[consumable_row[id]] : NULL;

@@ -160,7 +160,7 @@ static void randomise(draft *d, const nh_build_spec *spec, nh_rng *rng) {
 
 /* ---- assembling (loadouts._assemble, tank_set, Loadout.__post_init__) ---- */
 
-static int32_t weapon_of(const int32_t *gear, int32_t n) {
+int32_t nh_weapon_in(const int32_t *gear, int32_t n) {
     for (int32_t i = 0; i < n; i++) {
         const nh_item *item = nh_item_by_id(gear[i]);
         if (item != NULL && item->slot == NH_SLOT_WEAPON) {
@@ -179,7 +179,7 @@ static int32_t tank_defence(const nh_item *item) {
 static int tank_set(nh_loadout *lo) {
     const int32_t *ranged = lo->sets[NH_GEAR_SET_RANGED], *magic = lo->sets[NH_GEAR_SET_MAGIC];
     int32_t n_ranged = lo->set_len[NH_GEAR_SET_RANGED], n_magic = lo->set_len[NH_GEAR_SET_MAGIC];
-    int32_t w = weapon_of(ranged, n_ranged);
+    int32_t w = nh_weapon_in(ranged, n_ranged);
     if (w == NH_EMPTY) {
         return NH_ERR_NO_RANGED_WEAPON;
     }
@@ -247,9 +247,9 @@ static void derive_flags(nh_loadout *lo) {
             break;
         }
     }
-    lo->ranged_weapon = weapon_of(lo->sets[NH_GEAR_SET_RANGED], lo->set_len[NH_GEAR_SET_RANGED]);
+    lo->ranged_weapon = nh_weapon_in(lo->sets[NH_GEAR_SET_RANGED], lo->set_len[NH_GEAR_SET_RANGED]);
     lo->ranged_special = contains(NH_RANGED_SPECIAL_WEAPONS, NH_N_RANGED_SPECIAL_WEAPONS, lo->ranged_weapon);
-    lo->magic_weapon = weapon_of(magic, lo->set_len[NH_GEAR_SET_MAGIC]);
+    lo->magic_weapon = nh_weapon_in(magic, lo->set_len[NH_GEAR_SET_MAGIC]);
     lo->has_nightmare_staff = contains(magic, lo->set_len[NH_GEAR_SET_MAGIC], NH_ID_VOLATILE_NIGHTMARE_STAFF);
 }
 

@@ -87,6 +87,10 @@ typedef struct nh_reset_result {
     int32_t pid_countdown[2];
 } nh_reset_result;
 
+/* The weapon among `n` gear items (the first with the weapon slot), or NH_EMPTY: a gear set's weapon
+   (loadouts.loadout.weapon_of), read by assembly, the masks and the observation. */
+int32_t nh_weapon_in(const int32_t *gear, int32_t n);
+
 /* draw_build(options, weights, rng): the index into params->build_options. */
 int32_t nh_draw_build_index(nh_rng *rng, const nh_reset_params *params);
 

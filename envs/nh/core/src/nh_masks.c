@@ -10,22 +10,8 @@
 typedef nh_mask_facts loadout_facts;
 
 static int32_t special_cost_of(int32_t weapon) {
-    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
-        if (NH_SPECIAL_TABLE[i].weapon == weapon) {
-            return NH_SPECIAL_TABLE[i].cost;
-        }
-    }
-    return NO_COST;
-}
-
-static int32_t weapon_of(const int32_t *gear, int32_t n) {
-    for (int32_t i = 0; i < n; i++) {
-        const nh_item *item = nh_item_by_id(gear[i]);
-        if (item != NULL && item->slot == NH_SLOT_WEAPON) {
-            return gear[i];
-        }
-    }
-    return NH_EMPTY;
+    const nh_special *s = nh_special_of(weapon);
+    return s != NULL ? s->cost : NO_COST;
 }
 
 static int two_handed(int32_t id) {
@@ -34,8 +20,8 @@ static int two_handed(int32_t id) {
 }
 
 void nh_loadout_mask_facts(const nh_loadout *load, loadout_facts *f) {
-    int32_t ranged = weapon_of(load->sets[NH_GEAR_SET_RANGED], load->set_len[NH_GEAR_SET_RANGED]);
-    int32_t melee = weapon_of(load->sets[NH_GEAR_SET_MELEE], load->set_len[NH_GEAR_SET_MELEE]);
+    int32_t ranged = nh_weapon_in(load->sets[NH_GEAR_SET_RANGED], load->set_len[NH_GEAR_SET_RANGED]);
+    int32_t melee = nh_weapon_in(load->sets[NH_GEAR_SET_MELEE], load->set_len[NH_GEAR_SET_MELEE]);
     int32_t spec = load->melee_special_weapon;
     int vns_in_magic = 0;
     for (int32_t i = 0; i < load->set_len[NH_GEAR_SET_MAGIC]; i++) {

@@ -11,16 +11,6 @@
 static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
 static int32_t remaining(int32_t ticks) { return ticks > 1 ? ticks - 1 : 0; } /* PlayerState.remaining */
 
-static int32_t weapon_of(const int32_t *gear, int32_t n) {
-    for (int32_t i = 0; i < n; i++) {
-        const nh_item *item = nh_item_by_id(gear[i]);
-        if (item != NULL && item->slot == NH_SLOT_WEAPON) {
-            return gear[i];
-        }
-    }
-    return NH_EMPTY;
-}
-
 static int in_set(const nh_loadout *lo, int gs, int32_t id) {
     for (int32_t i = 0; i < lo->set_len[gs]; i++) {
         if (lo->sets[gs][i] == id) {
@@ -56,15 +46,6 @@ static int64_t set_sum(const nh_loadout *lo, int gs, int bonus) {
     return total;
 }
 
-static int has_special(int32_t weapon) {
-    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
-        if (NH_SPECIAL_TABLE[i].weapon == weapon) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 void nh_observation_static(const nh_loadout *lo, int32_t fight_mode, double *v) {
     memset(v, 0, sizeof(double) * NH_OBS_SIZE);
     const int32_t *b = NH_BUILD_SPECS[lo->build].base_levels;
@@ -81,8 +62,8 @@ void nh_observation_static(const nh_loadout *lo, int32_t fight_mode, double *v) 
     int nightmare = in_set(lo, NH_GEAR_SET_MAGIC, NH_ID_VOLATILE_NIGHTMARE_STAFF);
     v[NH_OBS_IS_MAGE_SPEC_WEAPON_LOADOUT] = nightmare;
     v[NH_OBS_IS_MAGE_SPEC_WEAPON_NIGHTMARE_STAFF] = nightmare;
-    int32_t rw = weapon_of(lo->sets[NH_GEAR_SET_RANGED], lo->set_len[NH_GEAR_SET_RANGED]);
-    v[NH_OBS_IS_RANGED_SPEC_WEAPON_LOADOUT] = rw != NH_EMPTY && has_special(rw);
+    int32_t rw = nh_weapon_in(lo->sets[NH_GEAR_SET_RANGED], lo->set_len[NH_GEAR_SET_RANGED]);
+    v[NH_OBS_IS_RANGED_SPEC_WEAPON_LOADOUT] = rw != NH_EMPTY && nh_special_of(rw) != NULL;
     v[NH_OBS_IS_RANGED_SPEC_WEAPON_ZARYTE_CBOW] = in_set(lo, NH_GEAR_SET_RANGED, NH_ID_ZARYTE_CROSSBOW);
     v[NH_OBS_IS_RANGED_SPEC_WEAPON_BALLISTA] =
         in_set(lo, NH_GEAR_SET_RANGED, NH_ID_LIGHT_BALLISTA) || in_set(lo, NH_GEAR_SET_RANGED, NH_ID_HEAVY_BALLISTA);
@@ -112,7 +93,7 @@ void nh_observation_static(const nh_loadout *lo, int32_t fight_mode, double *v) 
     }
     v[NH_OBS_MELEE_ACCURACY] = (double)set_sum(lo, NH_GEAR_SET_MELEE, NH_BONUS_SLASH_ATTACK);
     v[NH_OBS_MELEE_STRENGTH] = (double)set_sum(lo, NH_GEAR_SET_MELEE, NH_BONUS_MELEE_STRENGTH);
-    int32_t mw = weapon_of(lo->sets[NH_GEAR_SET_MELEE], lo->set_len[NH_GEAR_SET_MELEE]);
+    int32_t mw = nh_weapon_in(lo->sets[NH_GEAR_SET_MELEE], lo->set_len[NH_GEAR_SET_MELEE]);
     v[NH_OBS_MELEE_ATTACK_SPEED] = mw != NH_EMPTY ? nh_item_by_id(mw)->attack_speed : 0;
     static const int gear_sets[3] = {NH_GEAR_SET_MAGIC, NH_GEAR_SET_RANGED, NH_GEAR_SET_MELEE};
     static const int entries[3][3] = {

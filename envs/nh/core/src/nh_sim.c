@@ -397,12 +397,8 @@ static int32_t special_cost(const nh_player *a, int32_t method) {
     if (method == NH_METHOD_GRANITE_MAUL) {
         return (int32_t)NH_GMAUL_SPEC_COST * max32(a->gmaul_queued, 1);
     }
-    for (int32_t i = 0; i < NH_N_SPECIALS; i++) {
-        if (NH_SPECIAL_TABLE[i].weapon == a->equipment[NH_SLOT_WEAPON]) {
-            return NH_SPECIAL_TABLE[i].cost;
-        }
-    }
-    return 0;
+    const nh_special *s = nh_special_of(a->equipment[NH_SLOT_WEAPON]);
+    return s != NULL ? s->cost : 0;
 }
 
 static int perform_attack(nh_fight *fight, nh_player *a, nh_player *t, int32_t method) {

@@ -650,6 +650,14 @@ static nh_fight *fight_player_at(FightBatchObject *self, Py_ssize_t i, int which
     return fight_at(self, i);
 }
 
+/* The fight (and, with `which`, the player) a method's arguments name: (i) or (i, p), checked. */
+static nh_fight *fight_args(FightBatchObject *self, PyObject *args, Py_ssize_t *i, int *which) {
+    if (which != NULL ? !PyArg_ParseTuple(args, "ni", i, which) : !PyArg_ParseTuple(args, "n", i)) {
+        return NULL;
+    }
+    return which != NULL ? fight_player_at(self, *i, *which) : fight_at(self, *i);
+}
+
 /* reset(i, rng_state, params): numpy's bit_generator.state and the reset_draws params dict. */
 static PyObject *FightBatch_reset(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
@@ -678,10 +686,7 @@ static PyObject *FightBatch_reset(FightBatchObject *self, PyObject *args) {
 
 static PyObject *FightBatch_rng_state(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "n", &i)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_args(self, args, &i, NULL);
     if (fight == NULL) {
         return NULL;
     }
@@ -746,10 +751,7 @@ static PyObject *int_or_none(int32_t value) {
 static PyObject *FightBatch_player(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int which;
-    if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_player_at(self, i, which);
+    nh_fight *fight = fight_args(self, args, &i, &which);
     if (fight == NULL) {
         return NULL;
     }
@@ -1547,10 +1549,7 @@ static PyObject *step_batch_inner(FightBatchObject *self, PyObject *actions_obj,
 static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int which;
-    if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_player_at(self, i, which);
+    nh_fight *fight = fight_args(self, args, &i, &which);
     if (fight == NULL) {
         return NULL;
     }
@@ -1582,10 +1581,7 @@ static PyObject *FightBatch_events(FightBatchObject *self, PyObject *args) {
 static PyObject *FightBatch_stats(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int which;
-    if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_player_at(self, i, which);
+    nh_fight *fight = fight_args(self, args, &i, &which);
     if (fight == NULL) {
         return NULL;
     }
@@ -1652,10 +1648,7 @@ static PyObject *FightBatch_drain_special(FightBatchObject *self, PyObject *args
 /* tasks(i): (kind, next_tick, period) of every scheduled task, in creation order. */
 static PyObject *FightBatch_tasks(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "n", &i)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_args(self, args, &i, NULL);
     if (fight == NULL) {
         return NULL;
     }
@@ -1677,10 +1670,7 @@ static PyObject *FightBatch_tasks(FightBatchObject *self, PyObject *args) {
 static PyObject *FightBatch_masks(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int which;
-    if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_player_at(self, i, which);
+    nh_fight *fight = fight_args(self, args, &i, &which);
     if (fight == NULL) {
         return NULL;
     }
@@ -1697,10 +1687,7 @@ static PyObject *FightBatch_masks(FightBatchObject *self, PyObject *args) {
 static PyObject *FightBatch_observation(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int which;
-    if (!PyArg_ParseTuple(args, "ni", &i, &which)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_player_at(self, i, which);
+    nh_fight *fight = fight_args(self, args, &i, &which);
     if (fight == NULL) {
         return NULL;
     }
@@ -1718,10 +1705,7 @@ static PyObject *FightBatch_observation(FightBatchObject *self, PyObject *args) 
 /* fight(i): the fight-level fields of FightSim. */
 static PyObject *FightBatch_fight(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "n", &i)) {
-        return NULL;
-    }
-    nh_fight *fight = fight_at(self, i);
+    nh_fight *fight = fight_args(self, args, &i, NULL);
     if (fight == NULL) {
         return NULL;
     }
@@ -1955,7 +1939,7 @@ static PyObject *signals_dict(const nh_signals *s) {
 static PyObject *FightBatch_signals(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int p;
-    if (!PyArg_ParseTuple(args, "ni", &i, &p) || fight_player_at(self, i, p) == NULL) {
+    if (fight_args(self, args, &i, &p) == NULL) {
         return NULL;
     }
     const nh_reward_state *rs = &self->rewards[i];
@@ -1967,7 +1951,7 @@ static PyObject *FightBatch_signals(FightBatchObject *self, PyObject *args) {
 
 static PyObject *FightBatch_last_rewards(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "n", &i) || fight_at(self, i) == NULL) {
+    if (fight_args(self, args, &i, NULL) == NULL) {
         return NULL;
     }
     return Py_BuildValue("(dd)", self->rewards[i].rewards[0], self->rewards[i].rewards[1]);
@@ -1976,7 +1960,7 @@ static PyObject *FightBatch_last_rewards(FightBatchObject *self, PyObject *args)
 static PyObject *FightBatch_reward_components(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int p;
-    if (!PyArg_ParseTuple(args, "ni", &i, &p) || fight_player_at(self, i, p) == NULL) {
+    if (fight_args(self, args, &i, &p) == NULL) {
         return NULL;
     }
     PyObject *t = PyTuple_New(NH_NUM_REWARD_COMPONENTS);
@@ -1990,10 +1974,7 @@ static PyObject *FightBatch_reward_components(FightBatchObject *self, PyObject *
  * per-step info needs, without building the full player dicts. */
 static PyObject *FightBatch_brief(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
-    if (!PyArg_ParseTuple(args, "n", &i)) {
-        return NULL;
-    }
-    const nh_fight *f = fight_at(self, i);
+    const nh_fight *f = fight_args(self, args, &i, NULL);
     if (f == NULL) {
         return NULL;
     }
@@ -2005,15 +1986,9 @@ static PyObject *FightBatch_brief(FightBatchObject *self, PyObject *args) {
 static PyObject *FightBatch_hitsplats(FightBatchObject *self, PyObject *args) {
     Py_ssize_t i;
     int p;
-    if (!PyArg_ParseTuple(args, "ni", &i, &p)) {
-        return NULL;
-    }
-    const nh_fight *f = fight_at(self, i);
+    const nh_fight *f = fight_args(self, args, &i, &p);
     if (f == NULL) {
         return NULL;
-    }
-    if (p < 0 || p > 1) {
-        return PyErr_Format(PyExc_IndexError, "player %d out of range (0 or 1)", p);
     }
     const nh_player *pl = &f->players[p];
     PyObject *out = PyTuple_New(pl->n_hitsplats);

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, OBS_SIZE, PARTIAL_INDICES
+from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, OBS_SIZE, PARTIAL_INDICES, check_action
 from envs.nh.core import load_core, reset_params, reward_weights_mapping
 from envs.nh.engine import EngineStep, NHEngine, fight_info
 from envs.nh.loadouts import Build
@@ -39,7 +39,6 @@ _log = logging.getLogger(__name__)
 _PARTIAL = np.asarray(PARTIAL_INDICES, dtype=np.intp)
 _OUTCOMES: tuple[Outcome | None, ...] = (None, Outcome.WON, Outcome.LOST, Outcome.TIED)
 """The core's outcome codes (0 none, 1 won, 2 lost, 3 tied) as `sim.Outcome`."""
-_HEAD_LIMITS = np.asarray(HEAD_SIZES, dtype=np.int64)
 _BUILDS = list(Build)
 _FIGHT_MODES = list(FightMode)
 _HP = int(Skill.HITPOINTS)
@@ -285,10 +284,10 @@ class CoreEngine:
             if a is None:
                 fights.has[k, i] = 0
             else:
-                values = np.asarray(a, dtype=np.int64)
-                if values.shape != _HEAD_LIMITS.shape or bool(np.any((values < 0) | (values >= _HEAD_LIMITS))):
-                    raise ValueError(f"action of player {i} must be 12 head values within {HEAD_SIZES}, got {a!r}")
-                fights.actions[k, i] = values
+                try:
+                    fights.actions[k, i] = check_action(a)
+                except ValueError as exc:
+                    raise ValueError(f"action of player {i}, 12 head values: {exc}") from None
                 fights.has[k, i] = 1
         if self._rng_outside:
             self._batch.set_rng_state(k, self._rng.bit_generator.state)

@@ -7,7 +7,6 @@
 #include "nh_operations.h"
 #include "nh_sim.h"
 
-static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 
 void nh_sim_activate_prayers(nh_fight *fight, nh_player *p, const int32_t *prayers, int32_t n) {
     if (p->level[NH_SKILL_PRAYER] > 0) {
@@ -18,7 +17,7 @@ void nh_sim_activate_prayers(nh_fight *fight, nh_player *p, const int32_t *praye
 }
 
 /* Loadout.set_prayers[gs]: the build's §12.3 prayers; TANK has the magic set's. */
-static void activate_set_prayers(nh_fight *fight, nh_player *p, int gear_set) {
+void nh_activate_set_prayers(nh_fight *fight, nh_player *p, int gear_set) {
     const nh_build_spec *spec = &NH_BUILD_SPECS[p->loadout.build];
     int gs = gear_set == NH_GEAR_SET_TANK ? NH_GEAR_SET_MAGIC : gear_set;
     nh_sim_activate_prayers(fight, p, spec->prayers[gs], spec->n_prayers[gs]);
@@ -26,15 +25,6 @@ static void activate_set_prayers(nh_fight *fight, nh_player *p, int gear_set) {
 
 static int equip_gear_set(nh_player *p, int gear_set) {
     return nh_equip_set(p, p->loadout.sets[gear_set], p->loadout.set_len[gear_set], 1);
-}
-
-static int carries(const nh_player *p, int32_t id) {
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        if (p->inventory[k] == id) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* ---- §5.1 ---- */
@@ -49,7 +39,7 @@ static void record_eat(const nh_player *p, nh_tick_events *ev, int32_t food) {
     int32_t cur = p->level[NH_SKILL_HITPOINTS], base = p->base[NH_SKILL_HITPOINTS];
     int32_t heal = nh_nominal_heal(food, base);
     ev->eat_at_hp = cur;
-    ev->wasted_food += max32(0, (cur + heal) - (base + (food == NH_ID_ANGLERFISH ? heal : 0)));
+    ev->wasted_food += nh_max32(0, (cur + heal) - (base + (food == NH_ID_ANGLERFISH ? heal : 0)));
 }
 
 static void food(nh_player *p, nh_tick_events *ev) {
@@ -62,7 +52,7 @@ static void food(nh_player *p, nh_tick_events *ev) {
 }
 
 static void karambwan(nh_player *p, nh_tick_events *ev) {
-    if (!carries(p, NH_ID_KARAMBWAN)) {
+    if (!nh_carries(p, NH_ID_KARAMBWAN)) {
         return;
     }
     record_eat(p, ev, NH_ID_KARAMBWAN);
@@ -78,7 +68,7 @@ static void potion(nh_player *p, int32_t value, nh_tick_events *ev) {
     }
     if (value == NH_POTION_BREW) {
         int32_t base = p->base[NH_SKILL_HITPOINTS], h = NH_BREW_HP_BOOST_BY_BASE[base];
-        ev->wasted_brew += max32(0, (p->level[NH_SKILL_HITPOINTS] + h) - (base + h));
+        ev->wasted_brew += nh_max32(0, (p->level[NH_SKILL_HITPOINTS] + h) - (base + h));
     }
     nh_drink_potion(p, value, 1);
 }
@@ -88,7 +78,7 @@ static void tank(nh_fight *fight, nh_player *p) {
     if (p->loadout.set_len[NH_GEAR_SET_TANK] > 0) {
         equip_gear_set(p, NH_GEAR_SET_TANK);
     }
-    activate_set_prayers(fight, p, NH_GEAR_SET_TANK);
+    nh_activate_set_prayers(fight, p, NH_GEAR_SET_TANK);
 }
 
 /* ---- §5.7 ---- */
@@ -128,7 +118,7 @@ static void attack(nh_fight *fight, nh_player *p, const int32_t *a) {
         if (p->loadout.set_len[NH_GEAR_SET_MAGIC] > 0) {
             equip_gear_set(p, NH_GEAR_SET_MAGIC);
         }
-        activate_set_prayers(fight, p, NH_GEAR_SET_MAGIC);
+        nh_activate_set_prayers(fight, p, NH_GEAR_SET_MAGIC);
         int32_t magic = p->level[NH_SKILL_MAGIC];
         if (sub == NH_MAGE_ICE) {
             p->selected_spell = best_castable(NH_ICE_TIERS, NH_ICE_TIERS_LEN, magic);
@@ -147,7 +137,7 @@ static void attack(nh_fight *fight, nh_player *p, const int32_t *a) {
         }
         equip_gear_set(p, NH_GEAR_SET_RANGED);
         p->selected_spell = NH_NO_SPELL;
-        activate_set_prayers(fight, p, NH_GEAR_SET_RANGED);
+        nh_activate_set_prayers(fight, p, NH_GEAR_SET_RANGED);
         if (sub == 1) {
             p->special_armed = 0;
         } else {
@@ -158,7 +148,7 @@ static void attack(nh_fight *fight, nh_player *p, const int32_t *a) {
         if (!sub) {
             return;
         }
-        activate_set_prayers(fight, p, NH_GEAR_SET_MELEE);
+        nh_activate_set_prayers(fight, p, NH_GEAR_SET_MELEE);
         p->selected_spell = NH_NO_SPELL;
         if (sub == 1) {
             equip_gear_set(p, NH_GEAR_SET_MELEE);

@@ -17,4 +17,7 @@ void nh_apply_action(nh_fight *fight, nh_player *p, const int32_t action[NH_NUM_
 /* FightSim.activate_prayers: the set prayers, if any prayer points are left. */
 void nh_sim_activate_prayers(nh_fight *fight, nh_player *p, const int32_t *prayers, int32_t n);
 
+/* Loadout.set_prayers[gear_set] activated (§12.3); TANK has the magic set's prayers. */
+void nh_activate_set_prayers(nh_fight *fight, nh_player *p, int gear_set);
+
 #endif /* NH_ACTIONS_H */

@@ -10,23 +10,11 @@
 #define PENDING_HIT_HORIZON 2 /* baseline._PENDING_HIT_HORIZON: pending hits whose delay is below 2 (§18.2) */
 #define PERCENT 100
 
-static int timer_active(const nh_player *p, int timer) { return p->timer_ticks[timer] > 0; }
-static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
-static int32_t hp(const nh_player *p) { return p->level[NH_SKILL_HITPOINTS]; }
-
-static int carries(const nh_player *p, int32_t id) {
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        if (p->inventory[k] == id) {
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* ---- predicates of §18.2 ---- */
 
 static int ready(const nh_player *b) { return b->timer_ticks[NH_TIMER_ATTACK] <= 1; }
-static int mobile(const nh_player *p) { return !timer_active(p, NH_TIMER_FREEZE); }
+static int mobile(const nh_player *p) { return !nh_timer_active(p, NH_TIMER_FREEZE); }
 
 static int32_t hp_after_pending(const nh_player *e) {
     int32_t pending = 0;
@@ -41,7 +29,7 @@ static int32_t hp_after_pending(const nh_player *e) {
     for (int32_t k = 0; k < e->n_damage_queue; k++) {
         queued += e->damage_queue[k];
     }
-    return hp(e) - pending - queued;
+    return nh_hp(e) - pending - queued;
 }
 
 static int can_cast_barrage(const nh_player *b) {
@@ -55,11 +43,6 @@ static int agent_can_reach(nh_player *e, const nh_player *b) {
     return nh_can_reach(e, b, NH_METHOD_TABLE[m].style == NH_COMBAT_STYLE_MELEE, nh_attack_range(e, m), 0, &err);
 }
 
-static void activate_set_prayers(nh_fight *fight, nh_player *b, int gear_set) {
-    const nh_build_spec *spec = &NH_BUILD_SPECS[b->loadout.build];
-    nh_sim_activate_prayers(fight, b, spec->prayers[gear_set], spec->n_prayers[gear_set]);
-}
-
 static void equip_no_unequip(nh_player *b, int gear_set) {
     nh_equip_set(b, b->loadout.sets[gear_set], b->loadout.set_len[gear_set], 0);
 }
@@ -67,7 +50,7 @@ static void equip_no_unequip(nh_player *b, int gear_set) {
 /* ---- §18.3 ---- */
 
 static void switch_magic(nh_fight *fight, nh_player *b, const nh_player *e) {
-    activate_set_prayers(fight, b, NH_GEAR_SET_MAGIC);
+    nh_activate_set_prayers(fight, b, NH_GEAR_SET_MAGIC);
     equip_no_unequip(b, NH_GEAR_SET_MAGIC); /* even an empty magic set casts [QUIRK 13, KEEP] */
     b->selected_spell = NH_SPELL_ICE_BARRAGE;
     b->target = e->index;
@@ -99,7 +82,7 @@ static void best_style_attack(nh_fight *fight, nh_player *b, const nh_player *e)
     for (int32_t k = 0; k < n; k++) {
         int32_t style = options[k];
         float dps = nh_baseline_style_dps(nh_defence_roll_against(e, NH_BASELINE_DEFENCE_STYLE[style]),
-                                          has_prayer(e, NH_PROTECTION_PRAYER[style]));
+                                          nh_has_prayer(e, NH_PROTECTION_PRAYER[style]));
         if (dps > best_dps) {
             best = style;
             best_dps = dps;
@@ -113,7 +96,7 @@ static void best_style_attack(nh_fight *fight, nh_player *b, const nh_player *e)
         return;
     }
     int gear = best == NH_COMBAT_STYLE_RANGED ? NH_GEAR_SET_RANGED : NH_GEAR_SET_MELEE;
-    activate_set_prayers(fight, b, gear);
+    nh_activate_set_prayers(fight, b, gear);
     equip_no_unequip(b, gear);
     b->selected_spell = NH_NO_SPELL;
     if (best == NH_COMBAT_STYLE_RANGED) {
@@ -137,8 +120,8 @@ static void fight_rules(nh_fight *fight, nh_player *b, nh_player *e) {
     int is_ready = ready(b);
     /* 2. special attack */
     if (is_ready && mobile(b) && hp_after_pending(e) <= NH_SPEC_MAX_TARGET_HP && b->special_energy >= NH_SPEC_MIN_ENERGY &&
-        !has_prayer(e, NH_PRAYER_PROTECT_FROM_MELEE)) {
-        activate_set_prayers(fight, b, NH_GEAR_SET_SPEC);
+        !nh_has_prayer(e, NH_PRAYER_PROTECT_FROM_MELEE)) {
+        nh_activate_set_prayers(fight, b, NH_GEAR_SET_SPEC);
         equip_no_unequip(b, NH_GEAR_SET_SPEC);
         b->selected_spell = NH_NO_SPELL;
         b->special_armed = 1;
@@ -166,7 +149,7 @@ static void fight_rules(nh_fight *fight, nh_player *b, nh_player *e) {
         return;
     }
     /* 5. freeze */
-    if (is_ready && mobile(e) && !timer_active(e, NH_TIMER_FREEZE_IMMUNITY) && can_cast_barrage(b)) {
+    if (is_ready && mobile(e) && !nh_timer_active(e, NH_TIMER_FREEZE_IMMUNITY) && can_cast_barrage(b)) {
         switch_magic(fight, b, e);
         return;
     }
@@ -184,7 +167,7 @@ static void eat_routine(nh_player *b, int32_t h) {
     }
     for (int k = 0; k < NH_FOOD_PRIORITY_LEN; k++) {
         int32_t food = (int32_t)NH_FOOD_PRIORITY[k];
-        if (carries(b, food)) {
+        if (nh_carries(b, food)) {
             if (food == NH_ID_KARAMBWAN) {
                 nh_eat_karambwan(b);
             } else {
@@ -198,7 +181,7 @@ static void eat_routine(nh_player *b, int32_t h) {
 
 static void pot_up(nh_player *b) {
     const int32_t *lv = b->level, *base = b->base;
-    if (lv[NH_SKILL_HITPOINTS] <= base[NH_SKILL_HITPOINTS] && carries(b, NH_ID_ANGLERFISH)) {
+    if (lv[NH_SKILL_HITPOINTS] <= base[NH_SKILL_HITPOINTS] && nh_carries(b, NH_ID_ANGLERFISH)) {
         nh_eat_food(b, NH_ID_ANGLERFISH);
     } else if (lv[NH_SKILL_RANGED] <= base[NH_SKILL_RANGED] && nh_find_potion(b, NH_POTION_RANGING, 1) >= 0) {
         nh_drink_potion(b, NH_POTION_RANGING, 0);
@@ -243,11 +226,11 @@ static int32_t free_inventory_slots(const nh_player *b) {
 }
 
 static void maintenance(nh_player *b) {
-    if (hp(b) <= 0) {
+    if (nh_hp(b) <= 0) {
         return;
     }
-    if (hp(b) < NH_EAT_BELOW_HP) {
-        eat_routine(b, hp(b));
+    if (nh_hp(b) < NH_EAT_BELOW_HP) {
+        eat_routine(b, nh_hp(b));
     }
     pot_up(b);
     if (b->remembered_target == NH_NO_PLAYER &&
@@ -260,21 +243,21 @@ void nh_baseline_decide(nh_fight *fight, nh_player *b) {
     if (b->remembered_target == NH_NO_PLAYER && b->last_attacker != NH_NO_PLAYER) {
         b->remembered_target = b->last_attacker;
     }
-    if (b->remembered_target != NH_NO_PLAYER && hp(b) > 0) {
+    if (b->remembered_target != NH_NO_PLAYER && nh_hp(b) > 0) {
         fight_rules(fight, b, &fight->players[b->remembered_target]);
     }
     maintenance(b);
 }
 
 void nh_baseline_on_hit(nh_player *b, int32_t total) {
-    int32_t h = hp(b) - total;
+    int32_t h = nh_hp(b) - total;
     if (h > 0) {
         eat_routine(b, h);
     }
 }
 
 void nh_baseline_idle_walk(nh_fight *fight, nh_player *b) {
-    if (b->target != NH_NO_PLAYER || b->last_attacker != NH_NO_PLAYER || timer_active(b, NH_TIMER_FREEZE) || b->moving) {
+    if (b->target != NH_NO_PLAYER || b->last_attacker != NH_NO_PLAYER || nh_timer_active(b, NH_TIMER_FREEZE) || b->moving) {
         return;
     }
     nh_rng *rng = &fight->rng;

@@ -8,7 +8,6 @@
 
 /* ---- small look-ups ---- */
 
-static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
 
 static int wears(const nh_player *p, int32_t id) {
     for (int s = 0; s < NH_NUM_SLOTS; s++) {
@@ -23,7 +22,7 @@ static int wears(const nh_player *p, int32_t id) {
 static int32_t active_prayer_value(const nh_player *p, size_t field_offset, int32_t neutral) {
     for (int32_t k = 0; k < NH_NUM_PRAYERS; k++) {
         int32_t value = *(const int32_t *)((const char *)&NH_PRAYER_TABLE[k] + field_offset);
-        if (value != neutral && has_prayer(p, k)) {
+        if (value != neutral && nh_has_prayer(p, k)) {
             return value;
         }
     }
@@ -292,7 +291,7 @@ static nh_bolt_effect bolt_effect(const nh_player *attacker, const nh_player *de
     };
     if (kind == NH_BOLT_OPAL) {
         bolt.bonus = nh_opal_bolt_bonus(level, zaryte);
-    } else if (kind == NH_BOLT_DRAGONSTONE && !has_prayer(defender, NH_PRAYER_PROTECT_FROM_MAGIC)) {
+    } else if (kind == NH_BOLT_DRAGONSTONE && !nh_has_prayer(defender, NH_PRAYER_PROTECT_FROM_MAGIC)) {
         bolt.bonus = nh_dragonstone_bolt_bonus(level, zaryte);
     }
     return bolt;
@@ -327,7 +326,7 @@ static int resolve(const nh_player *attacker, const nh_player *defender, int32_t
                             : 0.0;
     atk->low = range[0];
     atk->high = range[1];
-    atk->protected_ = has_prayer(defender, NH_PROTECTION_PRAYER[style]);
+    atk->protected_ = nh_has_prayer(defender, NH_PROTECTION_PRAYER[style]);
     atk->clamp = method == NH_METHOD_DARK_BOW;
     if (style == NH_COMBAT_STYLE_MELEE && wears_full_dharoks(attacker)) {
         atk->has_dharok = 1;

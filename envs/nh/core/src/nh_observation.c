@@ -8,7 +8,6 @@
 
 #define MAGIC_DAMAGE_PER_PERCENT 10.0 /* tenths of a percent -> percent: observation.py's "/ 10" */
 
-static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
 static int32_t remaining(int32_t ticks) { return ticks > 1 ? ticks - 1 : 0; } /* PlayerState.remaining */
 
 static int in_set(const nh_loadout *lo, int gs, int32_t id) {
@@ -235,13 +234,13 @@ void nh_encode_observation(const nh_fight *fight, const nh_player *p, const uint
     double run0[66] = {
         fam == NH_COMBAT_STYLE_MELEE, fam == NH_COMBAT_STYLE_RANGED, fam == NH_COMBAT_STYLE_MAGIC,
         in_ids(wid, NH_MELEE_SPECIAL_CANDIDATES, NH_MELEE_SPECIAL_CANDIDATES_LEN), p->special_energy,
-        has_prayer(p, NH_PRAYER_PROTECT_FROM_MELEE), has_prayer(p, NH_PRAYER_PROTECT_FROM_MISSILES),
-        has_prayer(p, NH_PRAYER_PROTECT_FROM_MAGIC), has_prayer(p, NH_PRAYER_SMITE), has_prayer(p, NH_PRAYER_REDEMPTION),
+        nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MELEE), nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MISSILES),
+        nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MAGIC), nh_has_prayer(p, NH_PRAYER_SMITE), nh_has_prayer(p, NH_PRAYER_REDEMPTION),
         lv[NH_SKILL_HITPOINTS] / base_hp, mine->observed_opponent_hp,
         tfam == NH_COMBAT_STYLE_MELEE, tfam == NH_COMBAT_STYLE_RANGED, tfam == NH_COMBAT_STYLE_MAGIC,
         in_ids(qwid, NH_MELEE_SPECIAL_CANDIDATES, NH_MELEE_SPECIAL_CANDIDATES_LEN),
-        has_prayer(q, NH_PRAYER_PROTECT_FROM_MELEE), has_prayer(q, NH_PRAYER_PROTECT_FROM_MISSILES),
-        has_prayer(q, NH_PRAYER_PROTECT_FROM_MAGIC), has_prayer(q, NH_PRAYER_SMITE), has_prayer(q, NH_PRAYER_REDEMPTION),
+        nh_has_prayer(q, NH_PRAYER_PROTECT_FROM_MELEE), nh_has_prayer(q, NH_PRAYER_PROTECT_FROM_MISSILES),
+        nh_has_prayer(q, NH_PRAYER_PROTECT_FROM_MAGIC), nh_has_prayer(q, NH_PRAYER_SMITE), nh_has_prayer(q, NH_PRAYER_REDEMPTION),
         q->special_energy, doses[NH_POTION_RANGING], doses[NH_POTION_COMBAT], doses[NH_POTION_RESTORE],
         doses[NH_POTION_BREW], anglerfish + sharks, karambwans, (double)lv[NH_SKILL_PRAYER] / base[NH_SKILL_PRAYER],
         remaining(ticks[NH_TIMER_FREEZE]), remaining(qticks[NH_TIMER_FREEZE]), remaining(ticks[NH_TIMER_FREEZE_IMMUNITY]),

@@ -4,10 +4,7 @@
 #include <stddef.h>
 
 
-static int timer_active(const nh_player *p, int timer) { return p->timer_ticks[timer] > 0; }
 
-static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
-static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
 
 /* ---- prayer (§7.2) ---- */
 
@@ -37,13 +34,13 @@ int32_t nh_heal(nh_player *p, int32_t amount, int32_t cap) {
         return 0;
     }
     int32_t hp = p->level[NH_SKILL_HITPOINTS];
-    int32_t gained = max32(0, min32(amount, cap - hp));
+    int32_t gained = nh_max32(0, nh_min32(amount, cap - hp));
     p->level[NH_SKILL_HITPOINTS] = hp + gained;
     return gained;
 }
 
 int32_t nh_effect_heal(nh_player *p, int32_t amount) {
-    return nh_heal(p, amount, max32(p->base[NH_SKILL_HITPOINTS], p->level[NH_SKILL_HITPOINTS]));
+    return nh_heal(p, amount, nh_max32(p->base[NH_SKILL_HITPOINTS], p->level[NH_SKILL_HITPOINTS]));
 }
 
 /* ---- food (§8.1, §8.2) ---- */
@@ -54,15 +51,6 @@ int32_t nh_nominal_heal(int32_t food_id, int32_t base_hp) {
     }
     const nh_consumable *c = nh_consumable_by_id(food_id);
     return c != NULL ? c->heal : 0;
-}
-
-static int carries(const nh_player *p, int32_t id) {
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
-        if (p->inventory[k] == id) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 static int32_t first_slot(const nh_player *p, int32_t id) {
@@ -77,7 +65,7 @@ static int32_t first_slot(const nh_player *p, int32_t id) {
 int32_t nh_primary_food(const nh_player *p) {
     for (int k = 0; k < NH_FOOD_PRIORITY_LEN; k++) {
         int32_t fid = (int32_t)NH_FOOD_PRIORITY[k];
-        if (fid != NH_ID_KARAMBWAN && carries(p, fid)) {
+        if (fid != NH_ID_KARAMBWAN && nh_carries(p, fid)) {
             return fid;
         }
     }
@@ -86,7 +74,7 @@ int32_t nh_primary_food(const nh_player *p) {
 
 int nh_has_any_food(const nh_player *p) {
     for (int k = 0; k < NH_FOOD_PRIORITY_LEN; k++) {
-        if (carries(p, (int32_t)NH_FOOD_PRIORITY[k])) {
+        if (nh_carries(p, (int32_t)NH_FOOD_PRIORITY[k])) {
             return 1;
         }
     }
@@ -110,7 +98,7 @@ static void extend_timer(nh_player *p, int timer, int32_t ticks) {
 
 int nh_eat_food(nh_player *p, int32_t food_id) {
     int32_t slot = first_slot(p, food_id);
-    if (timer_active(p, NH_TIMER_FOOD) || slot < 0) {
+    if (nh_timer_active(p, NH_TIMER_FOOD) || slot < 0) {
         return 0;
     }
     extend_timer(p, NH_TIMER_FOOD, (int32_t)NH_FOOD_TIMER_TICKS);
@@ -129,7 +117,7 @@ int nh_eat_food(nh_player *p, int32_t food_id) {
 
 int nh_eat_karambwan(nh_player *p) {
     int32_t slot = first_slot(p, NH_ID_KARAMBWAN);
-    if (timer_active(p, NH_TIMER_KARAMBWAN) || slot < 0) {
+    if (nh_timer_active(p, NH_TIMER_KARAMBWAN) || slot < 0) {
         return 0;
     }
     extend_timer(p, NH_TIMER_FOOD, (int32_t)NH_FOOD_TIMER_TICKS);
@@ -163,7 +151,7 @@ int32_t nh_find_potion(const nh_player *p, int32_t potion, int fewest_first) {
 static void boost(nh_player *p, int skill, int32_t amount) {
     int32_t base = p->base[skill], cur = p->level[skill];
     if (base + amount > cur) {
-        p->level[skill] = min32(cur + amount, base + amount);
+        p->level[skill] = nh_min32(cur + amount, base + amount);
     }
 }
 
@@ -171,7 +159,7 @@ static void boost(nh_player *p, int skill, int32_t amount) {
 static void raise_capped(nh_player *p, int skill, int32_t amount, int32_t cap) {
     int32_t cur = p->level[skill];
     if (cur <= cap) {
-        p->level[skill] = min32(cur + amount, cap);
+        p->level[skill] = nh_min32(cur + amount, cap);
     }
 }
 
@@ -185,16 +173,16 @@ void nh_apply_potion(nh_player *p, int32_t potion) {
             int32_t h_raise = NH_BREW_HP_BOOST_BY_BASE[base[NH_SKILL_HITPOINTS]];
             raise_capped(p, NH_SKILL_HITPOINTS, h_raise, base[NH_SKILL_HITPOINTS] + h_raise);
         }
-        lv[NH_SKILL_ATTACK] = max32(0, lv[NH_SKILL_ATTACK] - (base[NH_SKILL_ATTACK] / NH_BREW_DRAIN_DIVISOR + NH_BREW_DRAIN_BASE));
+        lv[NH_SKILL_ATTACK] = nh_max32(0, lv[NH_SKILL_ATTACK] - (base[NH_SKILL_ATTACK] / NH_BREW_DRAIN_DIVISOR + NH_BREW_DRAIN_BASE));
         static const int drained[] = {NH_SKILL_STRENGTH, NH_SKILL_MAGIC, NH_SKILL_RANGED};
         for (int k = 0; k < 3; k++) {
             int s = drained[k];
             /* levels are >= 0 here, so C's / is Python's // */
-            lv[s] = max32(0, lv[s] - (lv[s] / NH_BREW_DRAIN_DIVISOR + NH_BREW_DRAIN_BASE));
+            lv[s] = nh_max32(0, lv[s] - (lv[s] / NH_BREW_DRAIN_DIVISOR + NH_BREW_DRAIN_BASE));
         }
     } else if (potion == NH_POTION_RESTORE) {
         if (lv[NH_SKILL_PRAYER] < base[NH_SKILL_PRAYER]) {
-            lv[NH_SKILL_PRAYER] = min32(lv[NH_SKILL_PRAYER] + NH_RESTORE_AMOUNT_BY_BASE[base[NH_SKILL_PRAYER]],
+            lv[NH_SKILL_PRAYER] = nh_min32(lv[NH_SKILL_PRAYER] + NH_RESTORE_AMOUNT_BY_BASE[base[NH_SKILL_PRAYER]],
                                         base[NH_SKILL_PRAYER]);
         }
         static const int restored[] = {NH_SKILL_ATTACK, NH_SKILL_DEFENCE, NH_SKILL_STRENGTH, NH_SKILL_RANGED,
@@ -202,7 +190,7 @@ void nh_apply_potion(nh_player *p, int32_t potion) {
         for (int k = 0; k < 5; k++) {
             int s = restored[k];
             if (lv[s] < base[s]) {
-                lv[s] = min32(lv[s] + NH_RESTORE_AMOUNT_BY_BASE[base[s]], base[s]);
+                lv[s] = nh_min32(lv[s] + NH_RESTORE_AMOUNT_BY_BASE[base[s]], base[s]);
             }
         }
     } else if (potion == NH_POTION_COMBAT) {
@@ -216,7 +204,7 @@ void nh_apply_potion(nh_player *p, int32_t potion) {
 }
 
 int nh_drink_potion(nh_player *p, int32_t potion, int fewest_first) {
-    if (timer_active(p, NH_TIMER_POTION)) {
+    if (nh_timer_active(p, NH_TIMER_POTION)) {
         return 0;
     }
     int32_t slot = nh_find_potion(p, potion, fewest_first);
@@ -237,7 +225,7 @@ int nh_drink_potion(nh_player *p, int32_t potion, int fewest_first) {
 int nh_cast_vengeance(nh_player *p) {
     if (p->spellbook != NH_SPELLBOOK_LUNAR || p->level[NH_SKILL_MAGIC] < NH_VENGEANCE_MIN_MAGIC ||
         p->base[NH_SKILL_DEFENCE] < NH_VENGEANCE_MIN_BASE_DEFENCE || p->vengeance ||
-        timer_active(p, NH_TIMER_VENGEANCE_COOLDOWN)) {
+        nh_timer_active(p, NH_TIMER_VENGEANCE_COOLDOWN)) {
         return 0;
     }
     p->vengeance = 1;

@@ -9,11 +9,6 @@
 #include "nh_movement.h"
 #include "nh_operations.h"
 
-static int timer_active(const nh_player *p, int timer) { return p->timer_ticks[timer] > 0; }
-static int has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
-static int32_t hp(const nh_player *p) { return p->level[NH_SKILL_HITPOINTS]; }
-static int32_t min32(int32_t a, int32_t b) { return a < b ? a : b; }
-static int32_t max32(int32_t a, int32_t b) { return a > b ? a : b; }
 
 static void fail(nh_fight *fight, int32_t err) {
     if (fight->error == 0) {
@@ -50,14 +45,14 @@ static nh_task *schedule(nh_fight *fight, int32_t kind, int32_t period, int32_t 
 
 /* FightSim._drain_prayer: one run of the drain task (§7.3); returns whether it keeps running. */
 static int drain_prayer(nh_player *p) {
-    if (p->prayers == 0 || hp(p) <= 0) {
+    if (p->prayers == 0 || nh_hp(p) <= 0) {
         p->prayer_drain_acc = 0.0;
         p->prayer_drain_running = 0;
         return 0;
     }
     int32_t drain = 0;
     for (int32_t k = 0; k < NH_NUM_PRAYERS; k++) {
-        if (has_prayer(p, k)) {
+        if (nh_has_prayer(p, k)) {
             drain += NH_PRAYER_TABLE[k].drain_per_minute;
         }
     }
@@ -66,7 +61,7 @@ static int drain_prayer(nh_player *p) {
     p->prayer_drain_acc += per_tick;
     if (p->prayer_drain_acc >= 1.0) {
         int32_t whole = (int32_t)p->prayer_drain_acc;
-        p->level[NH_SKILL_PRAYER] = max32(0, p->level[NH_SKILL_PRAYER] - whole);
+        p->level[NH_SKILL_PRAYER] = nh_max32(0, p->level[NH_SKILL_PRAYER] - whole);
         p->prayer_drain_acc -= whole;
         if (p->level[NH_SKILL_PRAYER] == 0) {
             nh_deactivate_all_prayers(p);
@@ -105,7 +100,7 @@ static int run_task(nh_fight *fight, nh_task *task) {
         if (task->counter % NH_BLEED_EVERY_TICKS) {
             return 1;
         }
-        int32_t amount = min32((int32_t)NH_BLEED_MAX_PER_TICK, task->total - task->amount);
+        int32_t amount = nh_min32((int32_t)NH_BLEED_MAX_PER_TICK, task->total - task->amount);
         task->amount += amount;
         push_damage(fight, other, amount);
         fight->events[p->index].extra_damage_dealt += amount;
@@ -128,7 +123,7 @@ static int run_task(nh_fight *fight, nh_task *task) {
         return 1;
     }
     case NH_TASK_SPECIAL_REGEN:
-        p->special_energy = min32((int32_t)NH_MAX_SPECIAL_ENERGY, p->special_energy + (int32_t)NH_SPECIAL_REGEN_AMOUNT);
+        p->special_energy = nh_min32((int32_t)NH_MAX_SPECIAL_ENERGY, p->special_energy + (int32_t)NH_SPECIAL_REGEN_AMOUNT);
         if (p->special_energy >= NH_MAX_SPECIAL_ENERGY) {
             p->special_regen_running = 0;
             return 0;
@@ -174,7 +169,7 @@ static void run_tasks(nh_fight *fight) {
 /* ---- shared mechanisms ---- */
 
 void nh_sim_drain_special(nh_fight *fight, nh_player *p, int32_t amount) {
-    p->special_energy = max32(0, p->special_energy - amount);
+    p->special_energy = nh_max32(0, p->special_energy - amount);
     if (p->special_regen_running) {
         return;
     }
@@ -190,13 +185,13 @@ void nh_sim_activate_prayer(nh_fight *fight, nh_player *p, int32_t prayer) {
 }
 
 int32_t nh_protection_style(const nh_player *p) {
-    if (has_prayer(p, NH_PRAYER_PROTECT_FROM_MAGIC)) {
+    if (nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MAGIC)) {
         return NH_COMBAT_STYLE_MAGIC;
     }
-    if (has_prayer(p, NH_PRAYER_PROTECT_FROM_MISSILES)) {
+    if (nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MISSILES)) {
         return NH_COMBAT_STYLE_RANGED;
     }
-    if (has_prayer(p, NH_PRAYER_PROTECT_FROM_MELEE)) {
+    if (nh_has_prayer(p, NH_PRAYER_PROTECT_FROM_MELEE)) {
         return NH_COMBAT_STYLE_MELEE;
     }
     return -1;
@@ -254,7 +249,7 @@ static void record_hit(nh_episode_stats *st, const nh_player *attacker, int32_t 
 
 static void apply_damage_queue(nh_fight *fight, nh_player *v) {
     for (int32_t k = 0; k < v->n_damage_queue; k++) {
-        int32_t amount = v->damage_queue[k], cur = hp(v);
+        int32_t amount = v->damage_queue[k], cur = nh_hp(v);
         int32_t dealt = amount < cur ? amount : cur;
         v->level[NH_SKILL_HITPOINTS] = cur - dealt;
         if (v->n_hitsplats >= NH_MAX_HITSPLATS) {
@@ -262,7 +257,7 @@ static void apply_damage_queue(nh_fight *fight, nh_player *v) {
         } else {
             v->hitsplats[v->n_hitsplats++] = dealt;
         }
-        if (hp(v) <= 0) {
+        if (nh_hp(v) <= 0) {
             v->dying = 1;
         }
     }
@@ -270,7 +265,7 @@ static void apply_damage_queue(nh_fight *fight, nh_player *v) {
 }
 
 static void redemption(nh_fight *fight, nh_player *v, int32_t total) {
-    int32_t remaining = hp(v) - total;
+    int32_t remaining = nh_hp(v) - total;
     if (0 < remaining && remaining <= v->base[NH_SKILL_HITPOINTS] / NH_REDEMPTION_TRIGGER_DIVISOR) {
         v->level[NH_SKILL_PRAYER] = 0;
         nh_deactivate_all_prayers(v);
@@ -304,7 +299,7 @@ static void start_poison(nh_fight *fight, nh_player *v) {
 
 static int execute_hit(nh_fight *fight, nh_player *v, const nh_pending_hit *hit) {
     nh_player *a = &fight->players[hit->attacker];
-    if (hp(v) <= 0 || hp(a) <= 0) {
+    if (nh_hp(v) <= 0 || nh_hp(a) <= 0) {
         return 0;
     }
     int32_t total = 0;
@@ -312,11 +307,11 @@ static int execute_hit(nh_fight *fight, nh_player *v, const nh_pending_hit *hit)
         total += hit->damages[k];
     }
     if (hit->accurate) {
-        if (has_prayer(v, NH_PRAYER_REDEMPTION)) {
+        if (nh_has_prayer(v, NH_PRAYER_REDEMPTION)) {
             redemption(fight, v, total);
         }
-        if (has_prayer(a, NH_PRAYER_SMITE)) {
-            v->level[NH_SKILL_PRAYER] = max32(0, v->level[NH_SKILL_PRAYER] - total / (int32_t)NH_SMITE_DIVISOR);
+        if (nh_has_prayer(a, NH_PRAYER_SMITE)) {
+            v->level[NH_SKILL_PRAYER] = nh_max32(0, v->level[NH_SKILL_PRAYER] - total / (int32_t)NH_SMITE_DIVISOR);
         }
     }
     if (hit->accurate || hit->style != NH_COMBAT_STYLE_MAGIC) {
@@ -361,7 +356,7 @@ static int execute_hit(nh_fight *fight, nh_player *v, const nh_pending_hit *hit)
 }
 
 static int process_hit_queue(nh_fight *fight, nh_player *v) {
-    if (hp(v) <= 0) {
+    if (nh_hp(v) <= 0) {
         v->n_hit_queue = 0;
         v->n_damage_queue = 0;
         return 0;
@@ -370,7 +365,7 @@ static int process_hit_queue(nh_fight *fight, nh_player *v) {
         int32_t kept = 0;
         for (int32_t k = 0; k < v->n_hit_queue; k++) {
             nh_pending_hit hit = v->hit_queue[k];
-            if (hp(&fight->players[hit.attacker]) <= 0) {
+            if (nh_hp(&fight->players[hit.attacker]) <= 0) {
                 continue;
             }
             if (hit.delay <= 0) {
@@ -395,7 +390,7 @@ static int process_hit_queue(nh_fight *fight, nh_player *v) {
 
 static int32_t special_cost(const nh_player *a, int32_t method) {
     if (method == NH_METHOD_GRANITE_MAUL) {
-        return (int32_t)NH_GMAUL_SPEC_COST * max32(a->gmaul_queued, 1);
+        return (int32_t)NH_GMAUL_SPEC_COST * nh_max32(a->gmaul_queued, 1);
     }
     const nh_special *s = nh_special_of(a->equipment[NH_SLOT_WEAPON]);
     return s != NULL ? s->cost : 0;
@@ -416,7 +411,7 @@ static int perform_attack(nh_fight *fight, nh_player *a, nh_player *t, int32_t m
     a->special_armed = 0;
     a->gmaul_queued = 0;
     int32_t protection = nh_protection_style(t);
-    int smite = has_prayer(a, NH_PRAYER_SMITE);
+    int smite = nh_has_prayer(a, NH_PRAYER_SMITE);
     nh_tick_events *ev = &fight->events[a->index];
     for (int32_t k = 0; k < outcome.n_hits; k++) {
         const nh_pending_hit *hit = &outcome.hits[k];
@@ -431,7 +426,7 @@ static int perform_attack(nh_fight *fight, nh_player *a, nh_player *t, int32_t m
         rec->smite = smite;
         record_hit(&fight->stats[a->index], a, hit->style, protection);
     }
-    if (outcome.freeze_ticks && !timer_active(t, NH_TIMER_FREEZE) && !timer_active(t, NH_TIMER_FREEZE_IMMUNITY)) {
+    if (outcome.freeze_ticks && !nh_timer_active(t, NH_TIMER_FREEZE) && !nh_timer_active(t, NH_TIMER_FREEZE_IMMUNITY)) {
         nh_set_timer(t, NH_TIMER_FREEZE, outcome.freeze_ticks);
         nh_set_timer(t, NH_TIMER_FREEZE_IMMUNITY, outcome.freeze_ticks + (int32_t)NH_FREEZE_IMMUNITY_EXTRA_TICKS);
         nh_reset_walk(t);
@@ -455,7 +450,7 @@ static int attack(nh_fight *fight, nh_player *a) {
         return 0;
     }
     nh_player *t = &fight->players[a->target];
-    if (hp(a) <= 0 || hp(t) <= 0 || nh_distance(a, t) >= NH_MAX_ATTACK_DISTANCE_TILES) {
+    if (nh_hp(a) <= 0 || nh_hp(t) <= 0 || nh_distance(a, t) >= NH_MAX_ATTACK_DISTANCE_TILES) {
         a->target = NH_NO_PLAYER;
         return 0;
     }
@@ -469,7 +464,7 @@ static int attack(nh_fight *fight, nh_player *a) {
     if (!reach) {
         return 0;
     }
-    if (method != NH_METHOD_GRANITE_MAUL && timer_active(a, NH_TIMER_ATTACK)) {
+    if (method != NH_METHOD_GRANITE_MAUL && nh_timer_active(a, NH_TIMER_ATTACK)) {
         return 0;
     }
     if (method == NH_METHOD_MAGIC_SPELL) {
@@ -500,7 +495,7 @@ static void pid_countdown(nh_fight *fight, nh_player *p) {
 }
 
 static int movement_step(nh_fight *fight, nh_player *p) {
-    if (timer_active(p, NH_TIMER_FREEZE)) {
+    if (nh_timer_active(p, NH_TIMER_FREEZE)) {
         nh_reset_walk(p);
         return 0;
     }
@@ -525,7 +520,7 @@ static void recover_run_energy(nh_fight *fight, nh_player *p) {
 }
 
 static void stat_change(nh_player *p) {
-    if (timer_active(p, NH_TIMER_STAT_CHANGE) || hp(p) <= 0) {
+    if (nh_timer_active(p, NH_TIMER_STAT_CHANGE) || nh_hp(p) <= 0) {
         return;
     }
     nh_set_timer(p, NH_TIMER_STAT_CHANGE, (int32_t)NH_STAT_CHANGE_PERIOD_TICKS);
@@ -601,7 +596,7 @@ static void end_of_tick(nh_fight *fight, nh_tick_result *result) {
         nh_player *p = &fight->players[i], *q = &fight->players[1 - i];
         nh_episode_stats *st = &fight->stats[i];
         if (q->n_hitsplats > 0) {
-            st->observed_opponent_hp = (double)hp(q) / (double)q->base[NH_SKILL_HITPOINTS];
+            st->observed_opponent_hp = (double)nh_hp(q) / (double)q->base[NH_SKILL_HITPOINTS];
             st->dealt_scale_sum += (double)sum_hitsplats(q) / (double)q->base[NH_SKILL_HITPOINTS];
         }
         if (p->n_hitsplats > 0) {

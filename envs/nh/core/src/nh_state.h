@@ -235,4 +235,21 @@ static inline void nh_set_timer(nh_player *p, int timer, int32_t ticks) {
     p->timer_uncapped[timer] = ticks;
 }
 
+/* The player predicates the rules read everywhere (PlayerState.has_prayer, timer_active, hp, carries). */
+static inline int nh_has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
+static inline int nh_timer_active(const nh_player *p, int timer) { return p->timer_ticks[timer] > 0; }
+static inline int32_t nh_hp(const nh_player *p) { return p->level[NH_SKILL_HITPOINTS]; }
+static inline int nh_carries(const nh_player *p, int32_t id) {
+    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
+        if (p->inventory[k] == id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Python's min and max of two ints. */
+static inline int32_t nh_min32(int32_t a, int32_t b) { return a < b ? a : b; }
+static inline int32_t nh_max32(int32_t a, int32_t b) { return a > b ? a : b; }
+
 #endif /* NH_STATE_H */

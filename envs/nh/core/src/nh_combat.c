@@ -6,18 +6,6 @@
 
 #include "nh_formulas.h"
 
-/* ---- small look-ups ---- */
-
-
-static int wears(const nh_player *p, int32_t id) {
-    for (int s = 0; s < NH_NUM_SLOTS; s++) {
-        if (p->equipment[s] == id) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* combat._active: the value of the first active prayer (in enum order) that changes `field`. */
 static int32_t active_prayer_value(const nh_player *p, size_t field_offset, int32_t neutral) {
     for (int32_t k = 0; k < NH_NUM_PRAYERS; k++) {
@@ -302,7 +290,7 @@ static int wears_full_dharoks(const nh_player *p) {
         return 0;
     }
     for (int i = 0; i < NH_IDS_DHAROKS_SET_LEN; i++) {
-        if (!wears(p, NH_IDS_DHAROKS_SET[i])) {
+        if (!nh_wears(p, NH_IDS_DHAROKS_SET[i])) {
             return 0;
         }
     }

@@ -100,24 +100,6 @@ int nh_fight_reset(nh_fight *fight) {
 
 /* ---- equipment (equipment.py, §10.1) ---- */
 
-static int32_t first_inventory_slot(const nh_player *p, int32_t id) {
-    for (int32_t k = 0; k < NH_INVENTORY_SIZE; k++) {
-        if (p->inventory[k] == id) {
-            return k;
-        }
-    }
-    return -1;
-}
-
-static int worn(const nh_player *p, int32_t id) {
-    for (int s = 0; s < NH_NUM_SLOTS; s++) {
-        if (p->equipment[s] == id) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 int nh_equip_item(nh_player *p, int32_t inv_slot) {
     int32_t iid = p->inventory[inv_slot];
     const nh_item *item = nh_item_by_id(iid);
@@ -137,7 +119,7 @@ int nh_equip_item(nh_player *p, int32_t inv_slot) {
         }
         inv[inv_slot] = eq[NH_SLOT_WEAPON];
         eq[NH_SLOT_WEAPON] = iid;
-        free_slot = first_inventory_slot(p, NH_EMPTY); /* after the swap, as Python's inv.index(EMPTY) */
+        free_slot = nh_inventory_slot_of(p, NH_EMPTY); /* after the swap, as Python's inv.index(EMPTY) */
         inv[free_slot] = eq[NH_SLOT_SHIELD];
         eq[NH_SLOT_SHIELD] = NH_EMPTY;
     } else if (item->two_handed && eq[NH_SLOT_SHIELD] != NH_EMPTY) {
@@ -165,7 +147,7 @@ int nh_equip_item(nh_player *p, int32_t inv_slot) {
 }
 
 int nh_unequip(nh_player *p, int32_t slot) {
-    int32_t free_slot = first_inventory_slot(p, NH_EMPTY);
+    int32_t free_slot = nh_inventory_slot_of(p, NH_EMPTY);
     if (free_slot < 0) {
         return 0;
     }
@@ -181,10 +163,10 @@ int nh_unequip(nh_player *p, int32_t slot) {
 int nh_equip_set(nh_player *p, const int32_t *gear, int32_t n_gear, int unequip_rest) {
     int changed = 0;
     for (int32_t k = 0; k < n_gear; k++) {
-        if (worn(p, gear[k])) {
+        if (nh_wears(p, gear[k])) {
             continue;
         }
-        int32_t inv_slot = first_inventory_slot(p, gear[k]);
+        int32_t inv_slot = nh_inventory_slot_of(p, gear[k]);
         if (inv_slot < 0) {
             continue;
         }

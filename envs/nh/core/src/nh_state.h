@@ -235,13 +235,23 @@ static inline void nh_set_timer(nh_player *p, int timer, int32_t ticks) {
     p->timer_uncapped[timer] = ticks;
 }
 
-/* The player predicates the rules read everywhere (PlayerState.has_prayer, timer_active, hp, carries). */
+/* The player predicates the rules read everywhere (PlayerState.has_prayer, timer_active, hp, carries, wears). */
 static inline int nh_has_prayer(const nh_player *p, int32_t prayer) { return (p->prayers >> prayer) & 1u; }
 static inline int nh_timer_active(const nh_player *p, int timer) { return p->timer_ticks[timer] > 0; }
 static inline int32_t nh_hp(const nh_player *p) { return p->level[NH_SKILL_HITPOINTS]; }
-static inline int nh_carries(const nh_player *p, int32_t id) {
-    for (int k = 0; k < NH_INVENTORY_SIZE; k++) {
+/* The first inventory slot holding `id` (NH_EMPTY: the first free one), or -1: Python's inv.index. */
+static inline int32_t nh_inventory_slot_of(const nh_player *p, int32_t id) {
+    for (int32_t k = 0; k < NH_INVENTORY_SIZE; k++) {
         if (p->inventory[k] == id) {
+            return k;
+        }
+    }
+    return -1;
+}
+static inline int nh_carries(const nh_player *p, int32_t id) { return nh_inventory_slot_of(p, id) >= 0; }
+static inline int nh_wears(const nh_player *p, int32_t id) {
+    for (int s = 0; s < NH_NUM_SLOTS; s++) {
+        if (p->equipment[s] == id) {
             return 1;
         }
     }

@@ -73,16 +73,15 @@ def read_curve(tensorboard_dir: Path) -> list[dict[str, Any]]:
 
 def final_rating(exp_dir: Path, fights: int, seed: int, unseen: list[str]) -> list[dict[str, Any]]:
     """`fights` fights per build (trained builds and `unseen`) of the final model file against the baseline,
-    deterministic and stochastic, with the run's own fight parameters, split by build and fight type."""
-    import yaml
-
+    deterministic and stochastic, with the run's own fight parameters (rules included), split by build and
+    fight type."""
     from envs.nh.loadouts import Build
     from osrs_rllib.evaluation import evaluate
+    from policies.fight_rules import fight_rules_of
     from policies.model_file import load_model_file
 
     model = load_model_file(exp_dir / "models" / "latest.nhmodel")
-    params = dict(yaml.safe_load((exp_dir / "config.yml").read_text())["env"]["params"])
-    params.pop("include_opponent_observation", None)
+    params = dict(fight_rules_of(model).training_options)
 
     def act(obs: Any, masks: Any, deterministic: bool) -> Any:
         return model.act(obs, masks, deterministic)

@@ -6,7 +6,9 @@
 2. **Decide**: `League.on_iteration` returns snapshot / reset / evict events, applied in order. A snapshot
    copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors)
    into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights into an
-   exploiter and clears its optimiser state; an eviction deletes the file.
+   exploiter and clears its optimiser state. An eviction leaves the file: the last checkpoint's league may
+   still name the snapshot, and a run resumed from it loads those weights; the trainer deletes the files no
+   kept checkpoint and no live player names once a new checkpoint is complete (`prune_store`).
 3. **Plan** the next iteration: a fixed number of *opponent slots* (non-trainable policies
    ``league_slot_<i>``) receive the weights of snapshots drawn from the learners' opponent distributions,
    and every environment receives a `LeaguePlan`: per learner, the table of (seat-1 policy, opponent,
@@ -146,6 +148,24 @@ class LeagueRunner:
         with np.load(self.snapshot_path(snapshot_id)) as data:
             return {k: data[k] for k in data.files}
 
+    def snapshot_ids(self) -> set[str]:
+        """The snapshots the live league holds (the ones whose weights must stay on disk)."""
+        return set(self.league.snapshots)
+
+    def prune_store(self, keep: Iterable[str]) -> list[Path]:
+        """Delete the weights of snapshots neither `keep` (those the kept checkpoints' leagues name) nor the live
+        league holds, and leftovers of interrupted writes; returns what was deleted."""
+        wanted = set(keep) | self.snapshot_ids()
+        removed = []
+        if not self.store_dir.is_dir():
+            return removed
+        for path in self.store_dir.iterdir():
+            stale_tmp = path.name.startswith(".") and path.name.endswith(".tmp")
+            if stale_tmp or (path.suffix == ".npz" and path.stem not in wanted):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+        return removed
+
     # -- the iteration -------------------------------------------------------------------------------
     def after_iteration(self, algorithm: Any, iteration: int, env_steps: int) -> dict[str, float]:
         """Collect, decide, plan (see the module docstring); returns metrics for TensorBoard."""
@@ -193,7 +213,7 @@ class LeagueRunner:
                 touched.append(event.player_id)
                 logger.info("league: reset %s to %s (%s)", event.player_id, event.to, event.reason)
             elif isinstance(event, EvictEvent):
-                self.snapshot_path(event.snapshot_id).unlink(missing_ok=True)
+                logger.info("league: evicted %s (its weights stay until no checkpoint names it)", event.snapshot_id)
         if touched:
             algorithm.env_runner_group.sync_weights(policies=touched)
 
@@ -277,6 +297,7 @@ class LeagueRunner:
             "generation": self.generation,
             "played": dict(self.played),
             "learner_steps": dict(self.learner_steps),
+            "rng": self._rng.bit_generator.state,
         }
 
     @classmethod
@@ -288,7 +309,7 @@ class LeagueRunner:
         fixed_policies: Mapping[str, str | None],
         seed: int = 0,
     ) -> LeagueRunner:
-        return cls(
+        runner = cls(
             league=League.from_dict(state["league"]),
             store_dir=store_dir,
             slots=slots,
@@ -298,6 +319,14 @@ class LeagueRunner:
             played={str(k): int(v) for k, v in (state.get("played") or {}).items()},
             learner_steps={str(k): int(v) for k, v in (state.get("learner_steps") or {}).items()},
         )
+        if state.get("rng") is not None:  # states written before the slot draws' generator was saved lack it
+            runner._rng.bit_generator.state = state["rng"]
+        return runner
+
+    @staticmethod
+    def snapshot_ids_in(state: Mapping[str, Any]) -> set[str]:
+        """The snapshots a saved `state_dict` names (whose weights a run resumed from it will load)."""
+        return {str(s["player_id"]) for s in (state.get("league") or {}).get("snapshots", [])}
 
     def slot_checksums(self, algorithm: Any) -> list[dict[str, str]]:
         """Per env runner (local first), each slot's weight checksum: what the workers actually play with."""

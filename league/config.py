@@ -36,7 +36,9 @@ _LIMIT = Check(lambda v: v is None or (is_int(v) and v >= 1), "a positive intege
 _POSITIVE = Check(lambda v: is_number(v) and v > 0, "a positive number")
 _PROBABILITY = Check(lambda v: is_number(v) and 0 <= v <= 1, "a probability in [0, 1]")
 _CHECKS: dict[str, Check] = {
-    "snapshot_interval": _POSITIVE_INT,
+    "snapshot_interval": Check(
+        lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no snapshots of main)"
+    ),
     "exploiter_min_games": _POSITIVE_INT,
     "main_exploiters": _COUNT,
     "league_exploiters": _COUNT,
@@ -82,8 +84,9 @@ def _check_mix(values: Any) -> Mapping[str, float]:
 class LeagueConfig:
     """How the league grows, whom the learners play, and how results are rated (see `docs/league.md`)."""
 
-    snapshot_interval: int = 10
-    """Training iterations between two snapshots of main (its first one is taken at this iteration)."""
+    snapshot_interval: int | None = 10
+    """Training iterations between two snapshots of main (its first one is taken at this iteration); null = main
+    is never snapshotted (an exploit run: nothing plays past exploiters, so their snapshots would only cost)."""
     opponent_mix: Annotated[Mapping[str, float], PlainValidator(_check_mix), Field(exclude=True)] = dataclasses.field(
         default_factory=lambda: DEFAULT_OPPONENT_MIX, hash=False
     )

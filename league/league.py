@@ -361,7 +361,8 @@ class League:
         self.env_steps = int(env_steps)
         steps = dict(learner_steps or {})
         events: list[LeagueEvent] = []
-        if self.iteration - self.last_main_snapshot_iteration >= self.config.snapshot_interval:
+        interval = self.config.snapshot_interval
+        if interval is not None and self.iteration - self.last_main_snapshot_iteration >= interval:
             events += self.add_snapshot(MAIN, training_steps=steps.get(MAIN, self.env_steps), reason="interval")
             self.last_main_snapshot_iteration = self.iteration
         c = self.config

@@ -80,7 +80,11 @@ def fight(
     ] = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Reset option key=value (YAML scalar value); repeatable."),
+        typer.Option(
+            "--set",
+            help="Reset option key=value (YAML scalar value); repeatable. Rules such as allow_smite=false override "
+            "a model's training rules.",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object and nothing else.")] = False,
     record: Annotated[
@@ -93,6 +97,10 @@ def fight(
     ] = "auto",
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
+
+    A model file plays by the rules it was trained under (its training config's masks and death_match; --set
+    overrides them; two models trained under different rules need --set to choose); scripted-only fights use the
+    spec's defaults. The rules used are printed under the results (and in --json as "rules").
 
     Valid sides: a trained policy's model file such as experiments/nh/models/best.nhmodel, baseline, or a
     ladder rung, weakest to strongest as measured (docs/strength.md): noop, random, stay_alive, novice,
@@ -137,6 +145,8 @@ def fight(
             record=record, engine=engine,
         )
     Console().print(_summary_table(summary))
+    if summary.rules is not None:
+        typer.echo(summary.rules.describe())
     if record is not None:
         first = record / "fight-000000.nhreplay"
         typer.echo(f"{n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")
@@ -327,22 +337,26 @@ def train(
 @app.command()
 def exploit(
     model: Annotated[str, typer.Argument(metavar="MODEL", help="A *.nhmodel file or an experiment directory.")],
-    minutes: Annotated[float, typer.Option(help="Training minutes of the exploiter (the budget).")] = 30.0,
+    minutes: Annotated[
+        float | None,
+        typer.Option(help="Also stop after this many training minutes (a guard; minutes depend on the machine)."),
+    ] = None,
     config: Annotated[str, typer.Option(help="The learner's training config.")] = "configs/nh.yml",
     name: Annotated[str | None, typer.Option(help="Experiment name (default: exploit-<model>).")] = None,
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override key.path=value of the learner's config; repeatable.")
     ] = None,
     env_steps: Annotated[
-        int | None, typer.Option(min=1, help="Also stop at this many env steps (a budget independent of the machine).")
-    ] = None,
+        int,
+        typer.Option(min=1, help="The budget: exploiter env steps (4M: the standard figure of docs and model cards)."),
+    ] = 4_000_000,
     final_fights: Annotated[int, typer.Option(min=1, help="Fights per build of the final evaluation.")] = 100,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the exploit run from its checkpoint.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Start over, deleting an existing experiment.")] = False,
     detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `osrs-rllib jobs`.")] = False,
 ) -> None:
     """Train a fresh learner against the frozen MODEL only and report its win rate against MODEL over time:
-    MODEL's exploitability at --minutes (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json)."""
+    MODEL's exploitability at --env-steps (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json)."""
     from osrs_rllib.exploit import run_exploit
 
     code = run_exploit(
@@ -489,21 +503,23 @@ def rate(
 ) -> None:
     """Round-robin tournament, rated with Elo and openskill (mu, sigma, 95 % interval), printed and saved.
 
-    Fights use the first model's training fight parameters (its builds, gear randomisation and masks), so
-    models are rated in the conditions they learned; --set overrides them. Builds are spread evenly over
+    Fights use the first model's training settings (its builds, gear and fight-type randomisation) and the
+    models' training rules (masks, death_match; models trained under different rules need --set to choose), so
+    models are rated in the conditions they learned; --set overrides them. The rules used are printed (and in
+    --json and ratings.json as "rules"); without a model, the spec's defaults. Builds are spread evenly over
     every pair's fights (the trained builds, or --build), and a table of each player's score per build
     follows the ratings. The prescient rung does not meet the baseline (it must see its opponent's action).
     """
     from envs.nh.core_engine import check_engine
-    from envs.nh.params import FightParams, ParamError
+    from envs.nh.params import ParamError
     from osrs_rllib.builds import parse_builds
-    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, training_params
+    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, tournament_params
     from policies.model_file import ModelFileError
 
     try:
         roster = resolve_players(players, with_ladder=ladder)
         options = parse_set_options(set_ or [])
-        params = FightParams.from_options({**training_params(roster), **options})
+        params, rules = tournament_params(roster, options)
         builds = parse_builds(build) if build is not None else None
         check_engine(engine)
     except (ValueError, ParamError, ModelFileError) as exc:
@@ -522,9 +538,9 @@ def rate(
         engine=engine,
     )
     target = out or (Path(players[0]) if Path(players[0]).is_dir() else Path("."))
-    written = save_table(rows, games, target)
+    written = save_table(rows, games, target, rules)
     if as_json:
-        typer.echo(table_json(rows))
+        typer.echo(table_json(rows, rules))
         return
     from rich.console import Console
     from rich.table import Table
@@ -549,7 +565,48 @@ def rate(
             cells = scores.get(r.name, {})
             per_build.add_row(r.name, *(f"{cells[b][0] / cells[b][1]:.0%}" if b in cells else "–" for b in played))
         Console().print(per_build)
+    typer.echo(rules.describe())
     typer.echo(f"saved {', '.join(str(p) for p in written)}")
+
+
+@app.command("bc")
+def behaviour_cloning(
+    replays: Annotated[
+        list[Path], typer.Argument(metavar="REPLAYS...", help="Replay files or directories of them (fight --record).")
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The model file to write (*.nhmodel).")],
+    config: Annotated[str, typer.Option(help="The training config whose network learns (shape, rules).")] = (
+        "configs/nh.yml"
+    ),
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override key.path=value of the config; repeatable.")
+    ] = None,
+    player: Annotated[
+        list[str] | None,
+        typer.Option(help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
+                     "seat that acted (not the in-simulator baseline)."),
+    ] = None,
+    epochs: Annotated[int | None, typer.Option(min=1, help="Passes over the training fights (default 20).")] = None,
+    batch_size: Annotated[int | None, typer.Option(min=1, help="Samples per step (default 1024).")] = None,
+    lr: Annotated[float | None, typer.Option(help="Adam's learning rate, annealed to a tenth (default 1e-3).")] = None,
+    holdout: Annotated[float | None, typer.Option(help="Share of whole fights held out (default 0.1).")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="Split and initialisation seed (default: the config's).")] = (
+        None
+    ),
+    logdir: Annotated[Path | None, typer.Option(help="TensorBoard directory (default: OUT's stem + .tensorboard).")] = (
+        None
+    ),
+    init: Annotated[Path | None, typer.Option(help="Start from this model file's weights (same shape).")] = None,
+    engine: Annotated[str, typer.Option(help="Simulator that re-runs the fights: auto, core or python.")] = "auto",
+) -> None:
+    """Behaviour cloning: train the config's policy network on recorded fights (every head, teacher-forced under
+    the masks) and write a model file; held-out fights give per-head accuracy (osrs_rllib/bc.py)."""
+    from osrs_rllib.bc import bc_command
+
+    settings = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "holdout": holdout, "seed": seed}
+    raise typer.Exit(
+        code=bc_command(replays, out, config, set_ or [], player, settings, logdir, init, engine, typer.echo, _fail)
+    )
 
 
 from osrs_rllib.serve_cli import register as _register_serving  # noqa: E402  (serve, export)
@@ -559,6 +616,10 @@ _register_serving(app)
 from osrs_rllib.outcome_cli import register as _register_outcome  # noqa: E402  (outcome train|check)
 
 _register_outcome(app)
+
+from osrs_rllib.play.cli import register as _register_play  # noqa: E402  (play: fight an agent in the browser)
+
+_register_play(app)
 
 if __name__ == "__main__":
     app(prog_name="osrs-rllib")

@@ -635,6 +635,10 @@ class CheckpointConfig(_Section):
     """Most recent checkpoints kept on disk (older ones are deleted); 3 bounds a laptop's disk use."""
     keep_best: bool = True
     """Also keep the checkpoint with the best evaluation win rate (needs evaluation.interval > 0)."""
+    best_by: str | None = None
+    """The evaluation opponent whose win rate (first mode, mean of the trained builds) picks the best checkpoint
+    and ``best.nhmodel``; null = the first of `evaluation.opponents`. Pick the hardest opponent that still
+    separates models: a saturated one (every model near 100 %) makes "best" a coin flip between checkpoints."""
 
 
 class StopConfig(_Section):
@@ -708,6 +712,14 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _check_across_sections(self) -> TrainConfig:
+        best_by = self.checkpoint.best_by
+        if best_by is not None and best_by not in self.evaluation.opponents:
+            raise _Invalid(
+                f"best_by {best_by!r} is not an evaluation opponent",
+                f"one of evaluation.opponents {self.evaluation.opponents}, or null (the first)",
+                field="checkpoint.best_by",
+                related=("evaluation.opponents",),
+            )
         if self.checkpoint.keep_best and self.evaluation.interval == 0:
             raise _Invalid(
                 "keep_best needs evaluation win rates but evaluation is off (evaluation.interval 0)",

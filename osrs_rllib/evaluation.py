@@ -10,6 +10,10 @@ Fights are spread evenly over the builds the policy trains on (and any unseen bu
 fight types (`osrs_rllib/builds.py`), and every result is split by build and fight type: a pooled win rate
 can hide a build the agent never learned. The headline is the mean over the trained builds.
 
+The fights follow the rules in `params` (for training, its config's: the rules its model files record,
+`policies.fight_rules`), and every result states them (`EvalResult.rules`), so a figure quoted from evaluation
+says which masks it was measured under.
+
 Fight k against an opponent uses seed ``seed + k`` for the simulator (and the same scripted-opponent seed
 as `osrs-rllib fight`), so two policies evaluated with the same seed meet the same builds, gear and
 spawns.
@@ -17,12 +21,14 @@ spawns.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from envs.nh.contract import frame_offsets
 from envs.nh.core_engine import AnyEngine
 from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
@@ -31,6 +37,9 @@ from envs.opponents import LADDER
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 from osrs_rllib.builds import SplitTally, Tally, spread, trained_builds
 from osrs_rllib.episode_metrics import EpisodeMetrics
+from policies.fight_rules import FightRules
+
+logger = logging.getLogger(__name__)
 
 ActFn = Callable[[np.ndarray, np.ndarray, bool], np.ndarray]
 """(observations (B, D) float32, masks (B, 45) bool, deterministic) → actions (B, 12) int64."""
@@ -64,6 +73,8 @@ class EvalResult:
     """Builds played as an unseen-build check, outside the headline."""
     by_build: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_fight_type: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rules: dict[str, Any] = field(default_factory=dict)
+    """The rules the fights were played by (`policies.fight_rules.FightRules.to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,6 +121,8 @@ def evaluate(
     if fights < 1:
         raise ValueError(f"fights must be at least 1, got {fights}")
     base = params if isinstance(params, FightParams) else FightParams.from_options(dict(params or {}))
+    rules = FightRules.from_params(base, "training config", {"policy": frame_offsets(frame_stack)}).to_dict()
+    logger.info("evaluation %s", FightRules.from_dict(rules).describe())
     trained = tuple(builds) if builds else trained_builds(base)
     unseen = tuple(b for b in unseen_builds if b not in trained)
     plan = spread(base, fights * (len(trained) + len(unseen)), (*trained, *unseen))
@@ -120,7 +133,7 @@ def evaluate(
         results.append(
             _evaluate_one(
                 act, opponent, plan, trained, unseen, deterministic, seed, frame_stack,
-                max(1, min(parallel, len(plan))), engine,
+                max(1, min(parallel, len(plan))), engine, rules,
             )
         )
     return results
@@ -137,6 +150,7 @@ def _evaluate_one(
     frame_stack: int | Sequence[int],
     parallel: int,
     engine: str,
+    rules: dict[str, Any],
 ) -> EvalResult:
     scripted = opponent != OPPONENT_BASELINE
     seat_options = {
@@ -198,4 +212,5 @@ def _evaluate_one(
         unseen_builds=[b.value for b in unseen],
         by_build={k: v.to_dict() for k, v in split.by_build.items()},
         by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
+        rules=rules,
     )

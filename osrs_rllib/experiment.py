@@ -15,9 +15,24 @@
       train.log                  the log of a detached run
 
 Everything is written atomically (a temporary sibling, then `os.replace`), so a crash or a SIGKILL at any
-moment leaves either the old file or the new one, never half of one. A checkpoint directory is written
-under a hidden temporary name and renamed into place once complete; a directory that is not in
-``index.json`` or lacks ``osrs_state.json`` is never loaded.
+moment leaves either the old file or the new one, never half of one. A checkpoint is written in three steps:
+
+1. the trainer fills a hidden temporary directory ``checkpoints/.iter-NNNNNN.<random>/``;
+2. `writing_checkpoint` writes the completeness marker ``osrs_state.json`` last (our counters plus a manifest of
+   every file in the checkpoint with its size), flushes the whole tree to disk, and renames the directory to
+   ``iter-NNNNNN`` in one `os.replace`;
+3. `record_checkpoint` rewrites ``index.json`` and deletes the checkpoints no longer kept.
+
+A kill between any two steps leaves the previous checkpoint usable: a hidden directory is never read, and a
+checkpoint counts as complete only when its marker is there, names its own iteration and every file of its
+manifest has the size it had when written (`checkpoint_problem`). The index is a cache of what the markers say
+(evaluation win rates, the best one); a complete checkpoint the index does not list yet (a kill after step 2)
+is still found, so ``--resume`` always takes the newest complete checkpoint.
+
+Paths are absolute from `Experiment` on: the experiments directory is anchored to the working directory once,
+when the `Experiment` is made, so that what the trainer hands RLlib and Ray (checkpoint directories, the
+league's weights, TensorBoard) is absolute whatever the config says (RLlib reads a relative checkpoint path
+as a URI and fails with ``URI has empty scheme``, issue 28).
 """
 
 from __future__ import annotations
@@ -25,10 +40,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,22 +54,98 @@ from common.atomic_files import atomic_directory, write_json_atomic
 from common.processes import pid_alive
 
 CHECKPOINT_PREFIX = "iter-"
+CHECKPOINT_NAME = re.compile(rf"^{CHECKPOINT_PREFIX}(\d+)$")
 STATE_FILE = "osrs_state.json"
-"""Written last inside a checkpoint directory: our counters (iteration, env steps, best win rate, time)."""
+"""The completeness marker, written last inside a checkpoint directory: our counters (iteration, env steps,
+best win rate, time, the checkpoint's evaluation win rate) and ``files``, the size of every other file."""
+MANIFEST_KEY = "files"
 MODEL_NAME = "main.nhmodel"
 RUN_STATES = ("starting", "running", "stopping", "stopped", "finished", "failed")
+KILL_AT_ENV = "OSRS_RLLIB_TEST_KILL_AT"
+"""Test hook: ``<point>@<iteration>`` makes the process SIGKILL itself at that point of that iteration
+(`kill_point`), so tests can kill a run at an awkward moment deterministically instead of racing a timer."""
+KILL_POINTS = ("checkpoint-write", "checkpoint-index", "evaluation", "league-snapshot")
 
 
 class ExperimentError(Exception):
     """The experiment directory is in a state the request cannot proceed from (exists, missing, locked)."""
 
 
-
 def read_json(path: Path, default: Any = None) -> Any:
     try:
         return json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
         return default
+
+
+def kill_point(point: str, iteration: int) -> None:
+    """SIGKILL this process here when `KILL_AT_ENV` is ``point@iteration`` (tests only; unset, it costs a lookup).
+
+    Why a real SIGKILL and not an exception: nothing after it runs (no ``finally``, no atexit), exactly as
+    when a user's ``kill -9`` lands at this moment, so what it leaves on disk is what a user would find.
+    """
+    if point not in KILL_POINTS:
+        raise ValueError(f"unknown kill point {point!r}; the points are {', '.join(KILL_POINTS)}")
+    wanted = os.environ.get(KILL_AT_ENV)
+    if wanted and wanted == f"{point}@{iteration}":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_tree(root: Path) -> None:
+    """Flush every file under `root` (and the directories) to disk before the rename that publishes it, so a
+    power cut cannot leave a published checkpoint with files the disk never received."""
+    for directory, _, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                fd = os.open(os.path.join(directory, name), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def manifest(root: Path) -> dict[str, int]:
+    """Every file under `root` (relative path → size in bytes), the marker excluded."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name != STATE_FILE:
+            out[path.relative_to(root).as_posix()] = path.stat().st_size
+    return out
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """Why `path` is not a complete checkpoint, in words (None: it is complete).
+
+    Complete means: named ``iter-NNNNNN``, with a readable marker that names the same iteration, and every file
+    of the marker's manifest present with the recorded size (markers written before the manifest existed are
+    taken on trust).
+    """
+    match = CHECKPOINT_NAME.match(path.name)
+    if match is None:
+        return f"{path.name} is not a checkpoint directory name (iter-NNNNNN)"
+    if not path.is_dir():
+        return f"{path} is not a directory"
+    marker = path / STATE_FILE
+    if not marker.exists():
+        return f"it has no {STATE_FILE}: its write never finished"
+    state = read_json(marker, None)
+    if not isinstance(state, dict):
+        return f"its {STATE_FILE} is damaged (not a JSON object)"
+    if int(state.get("iteration", -1)) != int(match.group(1)):
+        return f"its {STATE_FILE} names iteration {state.get('iteration')}, not {int(match.group(1))}"
+    for name, size in (state.get(MANIFEST_KEY) or {}).items():
+        file = path / name
+        if not file.is_file():
+            return f"{name} is missing"
+        if file.stat().st_size != int(size):
+            return f"{name} has {file.stat().st_size} bytes, {int(size)} were written"
+    return None
 
 
 @dataclass(frozen=True)
@@ -74,10 +167,14 @@ class CheckpointInfo:
 
 
 class Experiment:
-    """Paths and bookkeeping of ``<experiments_dir>/<name>``."""
+    """Paths and bookkeeping of ``<experiments_dir>/<name>``.
+
+    `root` is made absolute here, once, against the working directory of the moment (see the module
+    docstring): every path below derives from it, so nothing downstream has to remember to.
+    """
 
     def __init__(self, root: str | os.PathLike[str], name: str) -> None:
-        self.root = Path(root)
+        self.root = Path(root).absolute()
         self.name = name
         self.dir = self.root / name
 
@@ -176,6 +273,45 @@ class Experiment:
             },
         )
 
+    def record_ray_processes(self, pids: list[int]) -> None:
+        """Remember the Ray processes this run started (with their start times, so a reused pid is never taken
+        for one of them): `reap_leftover_ray` ends them if the run dies without shutting Ray down."""
+        import psutil
+
+        rows = []
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                rows.append({"pid": pid, "created": psutil.Process(pid).create_time()})
+        self.write_run(ray_processes=rows)
+
+    def reap_leftover_ray(self, wait_s: float = 5.0) -> list[int]:
+        """End the Ray processes a previous run of this experiment started and left behind when it was killed
+        (``kill -9``, OOM): Ray's head and runners die with their driver, but some helpers (its dashboard and
+        runtime-env agents) outlive it. Only processes recorded by `record_ray_processes` whose start time still
+        matches are touched, and only when the recorded run is no longer alive; returns the pids ended.
+        """
+        import psutil
+
+        run = self.read_run()
+        if run.get("pid") != os.getpid() and pid_alive(run.get("pid")):
+            return []
+        procs = []
+        for row in run.get("ray_processes") or []:
+            with contextlib.suppress(psutil.Error, KeyError, TypeError, ValueError):
+                proc = psutil.Process(int(row["pid"]))
+                if abs(proc.create_time() - float(row["created"])) < 0.01 and proc.status() != psutil.STATUS_ZOMBIE:
+                    procs.append(proc)
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.terminate()
+        _, alive = psutil.wait_procs(procs, timeout=wait_s)
+        for proc in alive:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        if procs:
+            self.write_run(ray_processes=[])
+        return [p.pid for p in procs]
+
     def read_status(self) -> dict[str, Any]:
         return read_json(self.status_path, {}) or {}
 
@@ -204,9 +340,20 @@ class Experiment:
     def checkpoint_dir_for(self, iteration: int) -> Path:
         return self.checkpoints_dir / f"{CHECKPOINT_PREFIX}{iteration:06d}"
 
-    def writing_checkpoint(self, iteration: int) -> contextlib.AbstractContextManager[Path]:
-        """Yield a temporary directory to fill; on success it is renamed to ``iter-NNNNNN`` atomically."""
-        return atomic_directory(self.checkpoint_dir_for(iteration))
+    @contextlib.contextmanager
+    def writing_checkpoint(self, iteration: int, marker: Mapping[str, Any] | None = None) -> Iterator[Path]:
+        """Yield a hidden temporary directory to fill; when the block succeeds, write the completeness marker
+        (`marker` plus the iteration and the manifest, last), flush the tree and rename it to ``iter-NNNNNN``
+        in one step. A block that raises leaves nothing; a kill leaves a hidden directory nobody reads.
+
+        Without `marker` the caller writes ``osrs_state.json`` itself (tools and tests that fake checkpoints).
+        """
+        with atomic_directory(self.checkpoint_dir_for(iteration)) as tmp:
+            yield tmp
+            kill_point("checkpoint-write", iteration)
+            if marker is not None:
+                write_json_atomic(tmp / STATE_FILE, {**marker, "iteration": iteration, MANIFEST_KEY: manifest(tmp)})
+            _fsync_tree(tmp)
 
     def read_index(self) -> dict[str, Any]:
         index = read_json(self.index_path, None)
@@ -215,13 +362,43 @@ class Experiment:
         return index
 
     def checkpoints(self) -> list[CheckpointInfo]:
-        """Kept, complete checkpoints, oldest first."""
+        """Complete checkpoints on disk, oldest first (see `checkpoint_problem`).
+
+        The directories are the truth and ``index.json`` a cache: a complete checkpoint the index does not list
+        yet (killed between the rename and the index write) is listed from its marker, and an index row whose
+        directory is gone or incomplete is not. Hidden directories (writes in progress or interrupted) never are.
+        """
+        if not self.checkpoints_dir.is_dir():
+            return []
+        rows = {row.get("dir"): row for row in self.read_index().get("checkpoints", []) if isinstance(row, dict)}
         out = []
-        for row in self.read_index().get("checkpoints", []):
-            path = self.checkpoints_dir / row["dir"]
-            if (path / STATE_FILE).exists():
-                out.append(CheckpointInfo(int(row["iteration"]), path, int(row["env_steps"]), row.get("eval_win_rate")))
+        for path in self.checkpoints_dir.iterdir():
+            if CHECKPOINT_NAME.match(path.name) is None or checkpoint_problem(path) is not None:
+                continue
+            state = read_json(path / STATE_FILE, {})
+            row = rows.get(path.name) or {}
+            out.append(
+                CheckpointInfo(
+                    int(state["iteration"]),
+                    path,
+                    int(row.get("env_steps", state.get("env_steps", 0))),
+                    row.get("eval_win_rate", state.get("eval_win_rate")),
+                )
+            )
         return sorted(out, key=lambda c: c.iteration)
+
+    def incomplete_checkpoints(self) -> list[tuple[Path, str]]:
+        """Directories named like a checkpoint that are not complete, with why (for the message of a resume that
+        skips them); hidden temporary directories are writes in progress or killed, not worth a word."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = []
+        for path in sorted(self.checkpoints_dir.iterdir()):
+            if CHECKPOINT_NAME.match(path.name) is not None:
+                problem = checkpoint_problem(path)
+                if problem is not None:
+                    found.append((path, problem))
+        return found
 
     def latest_checkpoint(self) -> CheckpointInfo | None:
         kept = self.checkpoints()

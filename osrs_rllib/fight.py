@@ -12,6 +12,11 @@ with two exceptions forced by the simulator, whose baseline can only sit in seat
 * Both are ``baseline``: player 0 is a baseline too (``first_player_baseline``). Two baselines stay
   idle until one is hit (§18.2), so such fights normally end tied by truncation.
 
+When a side is a model file, the fights follow the rules it was trained under (its training config's mask
+options and ``death_match``, `policies.fight_rules`) unless the options set them; two model files trained under
+different rules are refused until the options choose. Scripted-only fights use the spec's defaults. The
+summary says which rules were used (`FightSummary.rules`).
+
 Every figure in `FightSummary` is from side A's point of view. Fight ``k`` (0-based) uses the seed
 ``seed + k`` for the simulator, and each side's policy is seeded from ``(seed + k, seat)``, so a run
 is reproducible from its arguments alone, whatever the number of fights played at once.
@@ -47,6 +52,7 @@ from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER, needs_opponent_action
 from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
+from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +124,7 @@ def side_names() -> tuple[str, ...]:
 def resolve_side(name: str) -> SideFactory | None:
     """Turn a side name into a factory of its seated player; None means the in-simulator baseline.
 
-    This is the single place that knows what a side can be (model files will be added here).
+    This is the single place that knows what a side can be.
 
     Raises:
         ValueError: `name` is not a valid side; the message lists the valid names.
@@ -151,14 +157,19 @@ class Matchup:
     """Player factory of player 0 and player 1 (None: the simulator's baseline plays that seat)."""
     swapped: bool
     """True when side A plays player 1 (results are mirrored back to A's view)."""
+    rules: FightRules
+    """The rules `params` carry: the model sides' training rules, the options' or the spec's defaults."""
 
 
 def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Matchup:
-    """Resolve both sides, seat them and validate the reset options (spec §13.1).
+    """Resolve both sides, seat them, settle the fight rules and validate the reset options (spec §13.1).
+
+    The rules (`policies.fight_rules.RULE_KEYS`) are the model sides' training rules unless `options` set them.
 
     Raises:
-        ValueError: An unknown side name, an unknown or invalid reset option, or an option that the
-            sides decide (`RESERVED_OPTIONS`).
+        ValueError: An unknown side name, an unknown or invalid reset option, an option that the
+            sides decide (`RESERVED_OPTIONS`), or two model sides trained under different rules that the
+            options leave open (`policies.fight_rules.RulesConflict`, naming the keys and the ``--set`` to use).
     """
     policy_a, policy_b = resolve_side(a), resolve_side(b)
     reserved = sorted(RESERVED_OPTIONS & set(options or {}))
@@ -174,7 +185,8 @@ def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Ma
             + ("another prescient side" if len(prescient) == 2 else "the in-simulator baseline (it decides inside "
                "the simulator)") + " cannot give first; pick another opponent"
         )
-    base = FightParams.from_options(options)
+    rules = resolve_fight_rules([fight_rules_of(n) for n in (a, b) if is_model_path(n)], options)
+    base = FightParams.from_options({**rules.options(), **(options or {})})
     swapped = policy_a is None and policy_b is not None
     seats = (policy_b, policy_a) if swapped else (policy_a, policy_b)
     params = dataclasses.replace(
@@ -182,7 +194,7 @@ def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Ma
         opponent=OPPONENT_BASELINE if seats[1] is None else OPPONENT_AGENT,
         first_player_baseline=seats[0] is None,
     )
-    return Matchup(a=a, b=b, params=params, seats=seats, swapped=swapped)
+    return Matchup(a=a, b=b, params=params, seats=seats, swapped=swapped, rules=rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,12 +229,15 @@ class FightSummary:
     """Per build the simulator actually played: fights, wins, losses, ties, win rate and its interval."""
     by_fight_type: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     """The same per fight type (NORMAL, LMS, PVP_ARENA)."""
+    rules: FightRules | None = None
+    """The rules every fight was played by and where each came from (`policies.fight_rules`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict of every field."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["win_rate_ci95"] = list(self.win_rate_ci95)
         d["options"] = dict(self.options)
+        d["rules"] = None if self.rules is None else self.rules.to_dict()
         d["by_build"] = {k: dict(v) for k, v in self.by_build.items()}
         d["by_fight_type"] = {k: dict(v) for k, v in self.by_fight_type.items()}
         return d
@@ -284,7 +299,8 @@ def run_fights(
         b: Side B.
         n: Number of fights, ≥ 1.
         seed: Base seed, ≥ 0; fight k uses seed + k.
-        options: Reset options (spec §13.1, `FightParams.from_options`), e.g. ``{"account_build": "MED"}``.
+        options: Reset options (spec §13.1, `FightParams.from_options`), e.g. ``{"account_build": "MED"}``; the
+            rules among them (`policies.fight_rules.RULE_KEYS`) override a model side's training rules.
         progress: Called after every fight with the number of fights completed so far.
         builds: Spread the fights evenly over these builds (fight k plays ``builds[k % len]``) and, when the
             options randomise the fight type, over fight types too (`osrs_rllib.builds.spread`).
@@ -406,6 +422,7 @@ def run_fights(
         options=dict(options or {}),
         by_build={k: v.to_dict() for k, v in split.by_build.items()},
         by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
+        rules=m.rules,
     )
     logger.info(
         "%s vs %s: %d-%d-%d (win rate %.3f)",

@@ -47,6 +47,7 @@ from envs.nh.sim import Outcome
 from envs.opponents import LADDER
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
 from osrs_rllib.builds import spread
+from policies.fight_rules import FightRules, fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file, save_model_file
 from policies.outcome import WINRATE, FitResult, OutcomeConfig, attach_winrate, fit_outcome
 
@@ -293,11 +294,16 @@ def allocate(fights: int, mix: Mapping[str, float]) -> dict[str, int]:
 
 
 def training_fight_params(model: ModelFile) -> dict[str, Any]:
-    """The fight parameters the model trained with (from its metadata), minus what the seating decides."""
-    params = dict(((model.metadata.get("config") or {}).get("env") or {}).get("params") or {})
-    for key in ("opponent", "include_opponent_observation", "first_player_baseline"):
-        params.pop(key, None)
-    return params
+    """The fight parameters the model trained with (its rules and settings, `policies.fight_rules`), minus what
+    the seating decides: the fights its win probability is learnt and checked on."""
+    return dict(fight_rules_of(model).training_options)
+
+
+def fight_rules(model: ModelFile, params: Mapping[str, Any]) -> FightRules:
+    """The rules `collect` plays `params` (`training_fight_params`, or what a winrate extension recorded from
+    it) by, for the reports."""
+    origin = f"training config of {model.path.name}"
+    return FightRules.from_params(FightParams.from_options(dict(params)), origin, {model.path.name: model.frame_stack})
 
 
 def _ladder_seed(fight_seed: int) -> int:
@@ -593,6 +599,7 @@ def train_winrate(
         "fights": fights,
         "mix": mix,
         "fight_params": params,
+        "rules": fight_rules(model, params).to_dict(),
         "deterministic": True,
         "splits": {name: part.trajectories for name, part in zip(SPLIT_NAMES, parts, strict=True)},
         "samples": {name: len(part.won) for name, part in zip(SPLIT_NAMES, parts, strict=True)},
@@ -669,6 +676,7 @@ def check_winrate(
         seeds=[start, start + fights],
         train_seeds=[lo, hi],
         mix=chosen_mix,
+        rules=fight_rules(model, params).to_dict(),
         seconds=elapsed,
     )
     return out

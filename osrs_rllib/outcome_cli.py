@@ -29,6 +29,15 @@ def _fmt(value: Any, spec: str = ".3f") -> str:
     return "–" if value is None else format(value, spec)
 
 
+def _rules_line(rules: dict[str, Any] | None) -> str:
+    """The ``rules: ...`` line of the fights played (`policies.fight_rules`), from a report's ``rules`` object."""
+    if not rules:
+        return "rules: not recorded"
+    from policies.fight_rules import FightRules
+
+    return FightRules.from_dict(rules).describe()
+
+
 def _print_report(rep: dict[str, Any], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -116,6 +125,7 @@ def outcome_train(
         f"training {result.seconds['training']:.0f} s"
     )
     _print_report(result.test, "test split (fights of the training seeds the model never saw)")
+    typer.echo(_rules_line(result.info.get("rules")))
     typer.echo(f"wrote {result.path} (extension winrate; check it with `osrs-rllib outcome check {result.path}`)")
 
 
@@ -150,6 +160,7 @@ def outcome_check(
         typer.echo(json.dumps(rep, default=str))
     else:
         _print_report(rep, f"held-out fights (seeds {rep['seeds'][0]}..{rep['seeds'][1] - 1})")
+        typer.echo(_rules_line(rep.get("rules")))
     if strict and not (rep["bars"]["ece_ok"] and rep["bars"]["auc_ok"]):
         raise typer.Exit(code=1)
 

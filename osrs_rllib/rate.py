@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from league.ratings import RatingRow, ratings_table
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
 from osrs_rllib.builds import spread
 from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
+from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 DEFAULT_PARALLEL = 32
 _TO_LEAGUE = {Outcome.WON: LeagueOutcome.WIN, Outcome.LOST: LeagueOutcome.LOSS, Outcome.TIED: LeagueOutcome.DRAW}
@@ -75,16 +76,24 @@ class LadderPlayer(Player):
         return LadderSeat(self.name, lambda fight_seed: int(fight_seed * 2 + seat))
 
 
-def training_params(players: Sequence[Player]) -> dict[str, Any]:
-    """The fight parameters the first model player was trained with (from its model file's metadata), minus
-    the keys a tournament sets itself; empty when no player is a model."""
-    for p in players:
-        if isinstance(p, ModelPlayer):
-            params = dict(((p.model.metadata.get("config") or {}).get("env") or {}).get("params") or {})
-            for key in ("opponent", "include_opponent_observation", "first_player_baseline"):
-                params.pop(key, None)
-            return params
-    return {}
+def tournament_params(
+    players: Sequence[Player], options: Mapping[str, Any] | None = None
+) -> tuple[FightParams, FightRules]:
+    """The fight parameters of a tournament and the rules they carry (`policies.fight_rules`).
+
+    The settings (builds, gear and fight-type randomisation, spawns, fight length) are those the first model
+    player trained with, so models are rated in the conditions they learned; the rules are every model player's
+    training rules, which must agree. `options` (``--set``) override both. Without a model player: the spec's
+    defaults.
+
+    Raises:
+        RulesConflict: Model players trained under different rules that `options` leave open.
+        ParamError: A bad option.
+    """
+    models = [fight_rules_of(p.model, name=p.name) for p in players if isinstance(p, ModelPlayer)]
+    rules = resolve_fight_rules(models, options)
+    settings = dict(models[0].training_options) if models else {}
+    return FightParams.from_options({**settings, **rules.options(), **(options or {})}), rules
 
 
 def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Player]:
@@ -229,9 +238,10 @@ def tournament(
     than another. `by_build`, if given, is filled with ``player → build → [score, games]`` (score: wins plus
     half the ties), the per-build table of `osrs-rllib rate`. `engine` picks the simulator (`make_engine`:
     ``auto`` = the compiled core when built, else the Python engine with one log line; ``core``; ``python``):
-    the games are the same on both.
+    the games are the same on both. Without `params`: `tournament_params(players)`, the model players' training
+    settings and rules (the spec's defaults without a model player), as ``osrs-rllib rate`` plays.
     """
-    params = params or FightParams()
+    params = params or tournament_params(players)[0]
     plan: FightParams | list[FightParams] = (
         spread(params, fights, builds, repeat=2) if builds or params.randomize_build else params
     )
@@ -256,16 +266,21 @@ def tournament(
 
 
 
-def save_table(rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: Path) -> list[Path]:
-    """Write ``ratings.json`` (table + every game) and ``ratings.csv``; returns the paths."""
+def save_table(
+    rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: Path, rules: FightRules | None = None
+) -> list[Path]:
+    """Write ``ratings.json`` (table, every game and the rules played by) and ``ratings.csv``; returns the paths."""
     from common.atomic_files import write_json_atomic, write_text_atomic
 
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path, csv_path = out_dir / "ratings.json", out_dir / "ratings.csv"
-    write_json_atomic(
-        json_path,
-        {"ratings": [r.to_dict() for r in rows], "games": [[g.player_a, g.player_b, g.outcome.value] for g in games]},
-    )
+    table: dict[str, Any] = {
+        "ratings": [r.to_dict() for r in rows],
+        "games": [[g.player_a, g.player_b, g.outcome.value] for g in games],
+    }
+    if rules is not None:
+        table["rules"] = rules.to_dict()
+    write_json_atomic(json_path, table)
     import io
 
     buf = io.StringIO()
@@ -277,5 +292,6 @@ def save_table(rows: Sequence[RatingRow], games: Sequence[GameResult], out_dir: 
     return [json_path, csv_path]
 
 
-def table_json(rows: Sequence[RatingRow]) -> str:
-    return json.dumps([r.to_dict() for r in rows])
+def table_json(rows: Sequence[RatingRow], rules: FightRules | None = None) -> str:
+    """``rate --json``: the ratings and the rules the games were played by."""
+    return json.dumps({"ratings": [r.to_dict() for r in rows], "rules": None if rules is None else rules.to_dict()})

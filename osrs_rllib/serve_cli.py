@@ -13,9 +13,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from serving.runtime import ServeSettings
 
 from common.atomic_files import copy_atomic
 
@@ -49,7 +52,21 @@ def serve(
     max_connections: Annotated[int, typer.Option(min=1, help="Connections the proxy accepts at once.")] = 1024,
     idle_timeout: Annotated[float, typer.Option(min=1, help="Seconds before an idle connection is closed.")] = 300.0,
     num_cpus: Annotated[int | None, typer.Option(min=1, help="CPUs of the embedded Ray (default: all).")] = None,
-    dashboard_port: Annotated[int, typer.Option(min=1, max=65535, help="Dashboard port of an embedded Ray.")] = 8265,
+    dashboard: Annotated[
+        bool, typer.Option("--dashboard/--no-dashboard", help="Start Ray's dashboard with an embedded Ray.")
+    ] = True,
+    dashboard_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, help="Dashboard port of an embedded Ray (default 8265, or the next free "
+                     "one when another Ray holds it; a port given here must be free)."),
+    ] = None,
+    deadline_ms: Annotated[
+        float, typer.Option(min=0, help="Longest a request waits before it is answered with a 'retry' error "
+                            "(e.g. while a crashed replica is replaced); 0: no deadline.")
+    ] = 300.0,
+    start_timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds the server may take to start before giving up, saying why.")
+    ] = 300.0,
     state_dir: Annotated[
         Path | None, typer.Option(help="Where detached servers are recorded (default ~/.osrs-rllib/serve).")
     ] = None,
@@ -59,8 +76,9 @@ def serve(
     """Serve trained agents and the scripted ladder over a raw TCP JSON-lines socket (Ray Serve behind it).
 
     Examples: `osrs-rllib serve experiments/nh` (follows models/latest.nhmodel and best.nhmodel as training
-    writes them), `osrs-rllib serve models/ --port 9999 --replicas 2 --detach`, then `osrs-rllib serve status`
-    and `osrs-rllib serve stop --port 9999`. Protocol and examples: docs/serving.md.
+    writes them, beside the training run), `osrs-rllib serve models/ --port 9999 --replicas 2 --detach`, then
+    `osrs-rllib serve status` and `osrs-rllib serve stop --port 9999`. SIGTERM and Ctrl-C stop it cleanly
+    (exit 0). Protocol and examples: docs/serving.md.
     """
     from serving.runtime import ServeError, default_state_dir
 
@@ -83,37 +101,66 @@ def serve(
     if detach:
         _detach(states, port, models_dir)
         return
-    _run_foreground(models_dir, host, port, replicas, cpus_per_replica, address, reload_s, max_connections,
-                    idle_timeout, num_cpus, dashboard_port, states)
-
-
-def _run_foreground(models_dir: Path, host: str, port: int, replicas: int, cpus_per_replica: float,
-                    address: str | None, reload_s: float, max_connections: int, idle_timeout: float,
-                    num_cpus: int | None, dashboard_port: int, states: Path) -> None:
-    import logging
-
     from serving.proxy import ProxyLimits
-    from serving.runtime import ServeError, ServeRecord, ServeSettings, Service, record_path, write_record
+    from serving.runtime import ServeSettings
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = ServeSettings(
         models_dir=str(models_dir), host=host, port=port, replicas=replicas, cpus_per_replica=cpus_per_replica,
-        address=address, num_cpus=num_cpus, dashboard_port=dashboard_port, reload_s=reload_s,
-        limits=ProxyLimits(max_connections=max_connections, idle_timeout_s=idle_timeout),
+        address=address, num_cpus=num_cpus, dashboard=dashboard, dashboard_port=dashboard_port, reload_s=reload_s,
+        start_timeout_s=start_timeout,
+        limits=ProxyLimits(max_connections=max_connections, idle_timeout_s=idle_timeout,
+                           deadline_s=deadline_ms / 1000.0),
     )
-    service = Service(settings, echo=typer.echo)
-    stop = threading.Event()
+    _run_foreground(settings, models_dir, states)
 
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+class _Signals:
+    """SIGTERM and SIGINT ask the server to stop; it then stops cleanly and exits 0.
+
+    Installed before Ray starts (a stop during start-up is honoured at the next start-up step) and again once
+    Ray runs: `ray.init` replaces SIGTERM handling with its own, under which a SIGTERM aborts the process
+    (exit status -6) before our shutdown runs. A second signal while stopping is ignored: the shutdown is
+    bounded and leaves nothing behind, which an interrupted one could not promise.
+    """
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.signal(sig, self._handle)
+            self._previous.setdefault(sig, previous)
+
+    def uninstall(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signum is None:
+            self.signum = signum
+        self.stop.set()
+
+
+def _run_foreground(settings: ServeSettings, models_dir: Path, states: Path) -> None:
+    import logging
+
+    from serving.runtime import ServeError, ServeRecord, ServeStopped, Service, record_path, write_record
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    signals = _Signals()
+    signals.install()
+    service = Service(settings, echo=typer.echo, should_stop=signals.stop.is_set)
     record = None
     try:
         try:
-            models = service.start()
+            models = service.start(after_ray_init=signals.install)
         except ServeError as exc:
             raise _fail(str(exc)) from None
+        except ServeStopped as exc:
+            typer.echo(f"stopped: {exc}")
+            return
         assert service.address is not None
         listen_host, listen_port = service.address
         typer.echo(f"serving {models_dir} on {listen_host}:{listen_port} (JSON lines; Ctrl-C to stop)")
@@ -133,13 +180,15 @@ def _run_foreground(models_dir: Path, host: str, port: int, replicas: int, cpus_
                                  log=str(states / f"serve-{listen_port}.log"), started_unix=time.time(),
                                  dashboard=service.dashboard_url, state="running")
             write_record(states, record)
-        while not stop.wait(1.0):
+        timings = ", ".join(f"{k} {v:.1f} s" for k, v in service.timings.items())
+        typer.echo(f"ready in {service.timings.get('models', 0.0):.1f} s ({timings})")
+        while not signals.stop.wait(0.5):
             pass
-        typer.echo("shutting down")
+        name = signal.Signals(signals.signum).name if signals.signum else "a stop request"
+        typer.echo(f"shutting down ({name})")
     finally:
         service.stop()
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        signals.uninstall()
         if record is not None:
             record_path(states, record.port).unlink(missing_ok=True)
 

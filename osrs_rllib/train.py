@@ -14,7 +14,9 @@ The loop, in the order it runs (CleanRL's "paper order", with the plumbing named
    (SIGTERM / SIGINT / `osrs-rllib stop`), which ends with a final checkpoint.
 
 A SIGKILL at any moment loses at most the iterations since the last checkpoint: checkpoints are written
-into a temporary directory and renamed into place (see `osrs_rllib/experiment.py`).
+into a temporary directory, marked complete and renamed into place (see `osrs_rllib/experiment.py`), and
+``--resume`` takes the newest complete one. What a resume restores, and what it re-derives instead of
+restoring bit for bit, is listed in docs/training.md ("Stopping, killing and resuming").
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import random
 import signal
 import sys
 import time
@@ -40,6 +43,8 @@ from osrs_rllib.experiment import (
     STATE_FILE,
     CheckpointInfo,
     Experiment,
+    checkpoint_problem,
+    kill_point,
     read_json,
 )
 from osrs_rllib.opponents import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
@@ -58,9 +63,37 @@ class _DropScriptedPolicyWarning(logging.Filter):
 logging.getLogger("ray.rllib.policy.policy").addFilter(_DropScriptedPolicyWarning())
 
 ENV_NAME = "osrs_rllib_nh_training"
+"""Name under which `TrainingEnv` is registered with Ray Tune's env registry."""
 LEAGUE_FILE = "league.json"
 """The league's state inside a checkpoint directory (snapshot weights live in ``experiments/<name>/league/``)."""
-"""Name under which `TrainingEnv` is registered with Ray Tune's env registry."""
+RNG_FILE = "rng_state.json"
+"""The driver's random generators (numpy's and Python's global ones, torch's) inside a checkpoint directory:
+they shuffle PPO's minibatches and, with no env runners, sample the actions."""
+RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"
+
+
+RAY_START_ATTEMPTS = 2
+"""How often a local Ray is started before giving up. Ray's start-up limits are fixed (the raylet waits about 15 s
+for its dashboard agent, the driver 30 s for the raylet, `ray._private.node`), and on a 2-core machine busy with
+other work the agent's imports alone can take longer: one more try costs little next to a run that never starts."""
+RAY_START_TIMEOUT_MESSAGE = "timed out during startup"
+
+
+def _end_processes(procs: list[Any], grace_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL what is left after `grace_s`: what a failed `ray.init` started must not linger."""
+    import psutil
+
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace_s)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
 
 
 class TrainingError(Exception):
@@ -182,9 +215,49 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
     }
 
 
-def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,)) -> Any:
+def stream_seed(seed: int, iteration: int) -> int:
+    """The seed of the env runners' random streams for a run started (or resumed) at `iteration`.
+
+    A fresh run uses `seed` itself. A resumed run cannot continue the runners' streams (the episodes in
+    flight at the kill are lost with them), and restarting them from `seed` would replay the episodes the
+    run began with (the same builds, opponents and rolls) after every resume; so a resume draws new streams,
+    derived from `seed` and the iteration: the same resume gives the same streams.
+    """
+    if iteration <= 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(iteration)]).generate_state(1)[0] % 2**31)
+
+
+def driver_rng_state() -> dict[str, Any]:
+    """The driver's generators as JSON: numpy's and Python's global ones, and torch's CPU generator."""
+    import torch
+
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    version, internal, gauss = random.getstate()
+    return {
+        "numpy": [kind, [int(k) for k in keys], int(pos), int(has_gauss), float(cached)],
+        "python": [version, list(internal), gauss],
+        "torch": torch.get_rng_state().tolist(),
+    }
+
+
+def set_driver_rng_state(state: Mapping[str, Any]) -> None:
+    """Put back what `driver_rng_state` saved (after the algorithm is built: building it seeds them)."""
+    import torch
+
+    kind, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
+
+
+def build_ppo_config(
+    cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,), seed: int | None = None
+) -> Any:
     """The RLlib `PPOConfig` (old API stack) for a training config; `learners` are the trainable policies
-    (main, plus the league's exploiters)."""
+    (main, plus the league's exploiters); `seed` replaces ``cfg.seed`` for the env runners' streams and
+    RLlib's seeding (a resumed run's, `stream_seed`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.policy.policy import PolicySpec
 
@@ -203,9 +276,10 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}
+    seed = cfg.seed if seed is None else seed
     for pid in sorted(scripted - {LEARNER_POLICY}):
         if pid.startswith(SCRIPTED_PREFIX):
-            policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=cfg.seed)
+            policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=seed)
     if cfg.league_enabled:
         from league.callback import slot_policy_id
 
@@ -224,7 +298,7 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
         .framework("torch")
-        .environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
+        .environment(ENV_NAME, env_config={**env_config(cfg), "mix_seed": seed}, disable_env_checking=True)
         .env_runners(
             num_env_runners=runners.num_env_runners,
             num_envs_per_env_runner=runners.num_envs_per_env_runner,
@@ -263,7 +337,7 @@ def build_ppo_config(cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLI
         .reporting(
             min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0, keep_per_episode_custom_metrics=False
         )
-        .debugging(seed=cfg.seed, log_level="WARN")
+        .debugging(seed=seed, log_level="WARN")
     )
 
 
@@ -366,6 +440,8 @@ class Trainer:
         self.dashboard_url: str | None = None
         self._view: Any = None
         self.league_runner: Any = None
+        self.resume_from: CheckpointInfo | None = None
+        """The checkpoint a resume continues from, chosen once (`_check_resumable`) before anything starts."""
 
     # -- setup ---------------------------------------------------------------------------------------
     def _start_ray(self) -> None:
@@ -387,12 +463,26 @@ class Trainer:
                 dashboard_host=rc.dashboard_host,
                 dashboard_port=rc.dashboard_port,
             )
-        try:
-            context = ray.init(**kwargs)
-        except Exception as exc:  # Ray raises plain `Exception` too, e.g. when its node misses the start-up time-out
-            where = rc.address or "a local Ray"
-            raise TrainingError(f"cannot start or join Ray at {where}: {exc}") from None
+        import psutil
+
+        for attempt in range(1, RAY_START_ATTEMPTS + 1):
+            before = {p.pid for p in psutil.Process().children(recursive=True)}
+            try:
+                context = ray.init(**kwargs)
+                break
+            except Exception as exc:  # Ray raises plain `Exception` too, e.g. when its node misses its start-up limit
+                ray.shutdown()
+                _end_processes([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
+                where = rc.address or "a local Ray"
+                if rc.address or RAY_START_TIMEOUT_MESSAGE not in str(exc) or attempt == RAY_START_ATTEMPTS:
+                    raise TrainingError(f"cannot start or join Ray at {where}: {exc}") from None
+                self.echo(
+                    f"Ray's node did not come up within Ray's fixed start-up limits (a busy machine?): starting it "
+                    f"again ({attempt + 1}/{RAY_START_ATTEMPTS})"
+                )
         self._ray_started = True
+        if not rc.address:  # a Ray of our own: remember its processes, for the next start after a kill -9
+            self.exp.record_ray_processes([p.pid for p in psutil.Process().children(recursive=True)])
         url = getattr(context, "dashboard_url", None)
         if url:
             self.dashboard_url = url if url.startswith("http") else f"http://{url}"
@@ -423,14 +513,15 @@ class Trainer:
         if self.cfg.league_enabled:
             self.league_runner = self._league_runner()
             learners = tuple(self.league_runner.league.learners)
-        self.algo = build_ppo_config(self.cfg, learners).build_algo()
+        resumed_at = self.resume_from.iteration if self.resume_from is not None else 0
+        self.algo = build_ppo_config(self.cfg, learners, seed=stream_seed(self.cfg.seed, resumed_at)).build_algo()
 
     def _league_runner(self) -> Any:
         """The league of this run: restored from the checkpoint being resumed, or new."""
         from league.callback import LeagueRunner
 
         store, slots = self.exp.dir / "league", self.cfg.opponents.league_slots
-        latest = self.exp.latest_checkpoint() if self.resume else None
+        latest = self.resume_from
         state = read_json(latest.path / LEAGUE_FILE, None) if latest is not None else None
         if state is not None:
             return LeagueRunner.from_state(
@@ -448,14 +539,98 @@ class Trainer:
             seed=self.cfg.seed,
         )
 
-    def _restore(self) -> None:
+    # -- resume --------------------------------------------------------------------------------------------
+    def _resume_error(self, ckpt: CheckpointInfo | None, problem: str) -> TrainingError:
+        """One line: the experiment, the checkpoint, what is wrong with it and what to do (issue 28)."""
+        problem = " ".join(problem.split())
+        if len(problem) > 400:
+            problem = problem[:400] + " …"
+        if ckpt is None:
+            return TrainingError(f"cannot resume experiment {self.exp.name!r}: {problem}")
+        older = [c for c in self.exp.checkpoints() if c.iteration < ckpt.iteration]
+        hint = (
+            f"move {ckpt.path} elsewhere to resume from {older[-1].path.name} instead, or start over with --force"
+            if older
+            else "start over with --force"
+        )
+        return TrainingError(f"cannot resume experiment {self.exp.name!r} from {ckpt.path.name}: {problem}; {hint}")
+
+    def _check_resumable(self) -> None:
+        """Choose the newest complete checkpoint and check that what a resume loads from disk is there, before
+        Ray starts: a resume that cannot work fails in a second with one line, not after building the algorithm.
+
+        Raises:
+            TrainingError: No complete checkpoint, or the chosen one (or a league snapshot it names) is damaged.
+        """
         latest = self.exp.latest_checkpoint()
+        skipped = [
+            (path, why)
+            for path, why in self.exp.incomplete_checkpoints()
+            if latest is None or path.name > latest.path.name
+        ]
+        for path, why in skipped:
+            self.echo(f"skipping {path.name}, it is not a complete checkpoint: {why}")
         if latest is None:
-            raise TrainingError(f"experiment {self.exp.name!r} has no complete checkpoint to resume from")
-        self.algo.load_checkpoint(str(latest.path))
+            raise self._resume_error(
+                None,
+                f"no complete checkpoint in {self.exp.checkpoints_dir} (start it again without --resume: a run "
+                "without a checkpoint needs no --force)",
+            )
+        problem = checkpoint_problem(latest.path)
+        for name in (RLLIB_CHECKPOINT_FILE, MODEL_NAME):
+            if problem is None and not (latest.path / name).is_file():
+                problem = f"{name} is missing"
+        if problem is None and self.cfg.league_enabled and (latest.path / LEAGUE_FILE).exists():
+            from league.callback import LeagueRunner
+
+            state = read_json(latest.path / LEAGUE_FILE, None)
+            if not isinstance(state, dict):
+                problem = f"its {LEAGUE_FILE} is damaged"
+            else:
+                store = self.exp.dir / "league"
+                missing = sorted(i for i in LeagueRunner.snapshot_ids_in(state) if not (store / f"{i}.npz").is_file())
+                if missing:
+                    problem = f"the league's snapshot weights {', '.join(missing)} are missing from {store}"
+        if problem is not None:
+            raise self._resume_error(latest, problem)
+        self.resume_from = latest
+
+    def _restore(self) -> None:
+        """Load the chosen checkpoint into the built algorithm, then everything of ours it holds (see
+        docs/training.md for what is restored bit for bit and what is re-derived)."""
+        latest = self.resume_from
+        if latest is None:
+            raise self._resume_error(None, "no checkpoint was chosen")
+        try:
+            self.algo.load_checkpoint(str(latest.path))  # absolute: Experiment anchors its paths
+        except Exception as exc:  # RLlib, torch and pyarrow raise anything: the user needs the cause, in one line
+            raise self._resume_error(
+                latest, f"RLlib cannot load it ({type(exc).__name__}: {exc}); did --set change the model or policies?"
+            ) from None
         self.state = RunState.from_json(read_json(latest.path / STATE_FILE, {}))
         self.algo._iteration = self.state.iteration  # Trainable's counter; load_checkpoint leaves it at 0
-        self.echo(f"resumed {self.exp.name} from {latest.path.name} (iteration {self.state.iteration})")
+        rng = read_json(latest.path / RNG_FILE, None)
+        if isinstance(rng, dict):
+            set_driver_rng_state(rng)
+        self._set_env_progress()  # the reward schedules' position, before the first resumed rollout
+        self._sync_models(latest)
+        league = ""
+        if self.league_runner is not None:
+            league = f", {len(self.league_runner.league.snapshots)} league snapshots"
+        self.echo(
+            f"resumed {self.exp.name} from {latest.path.name} (iteration {self.state.iteration}): "
+            f"{self.state.env_steps:,} env steps{league}"
+        )
+
+    def _sync_models(self, latest: CheckpointInfo) -> None:
+        """``models/latest.nhmodel`` and ``models/best.nhmodel`` as the checkpoints say, and the index rewritten
+        from them: a kill between a checkpoint's rename and its bookkeeping leaves the model files one behind."""
+        ck = self.cfg.checkpoint
+        self.exp.record_checkpoint(latest, ck.keep_last, ck.keep_best)
+        copy_atomic(latest.path / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
+        best = self.exp.best_checkpoint()
+        if best is not None and (best.path / MODEL_NAME).is_file():
+            copy_atomic(best.path / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
 
     def _open_tensorboard(self) -> None:
         if not self.cfg.logging.tensorboard:
@@ -478,22 +653,33 @@ class Trainer:
             self.stop.install()
             if self.resume:
                 self.exp.ensure_not_running()
+                self._check_resumable()
             else:
                 self.exp.prepare_new(force=True, keep=(self.exp.log_path.name, self.exp.run_path.name))
-            write_text_atomic(self.exp.config_path, dump_config(self.cfg))
+            reaped = self.exp.reap_leftover_ray()
+            if reaped:
+                self.echo(f"ended {len(reaped)} Ray processes the previous, killed run left behind")
+            if not self.resume:
+                write_text_atomic(self.exp.config_path, dump_config(self.cfg))
             self.exp.mark_started(self.command, resumed=self.resume)
             if self.stop.requested:
                 raise _StoppedWhileStarting
             self._start_ray()
+            # Ray's core worker installs its own SIGTERM handler in `ray.init` (it exits at once, skipping the
+            # final checkpoint): ours goes back at once, and again after building (a safety net for libraries
+            # that install theirs there).
+            self.stop.install()
             if self.dashboard_url:
                 self.exp.write_run(dashboard=self.dashboard_url)
             self._build()
-            # After ray.init: Ray's core worker installs its own SIGTERM handler (which exits at once).
             self.stop.install()
             if self.stop.requested:
                 raise _StoppedWhileStarting
             if self.resume:
                 self._restore()
+                # only now: a resume that failed (say, a --set that no longer fits the checkpoint) must leave
+                # the config the run was trained with, or the next plain --resume would fail the same way
+                write_text_atomic(self.exp.config_path, dump_config(self.cfg))
             self._open_tensorboard()
             self._view = make_view(self.cfg, self.echo)
             if self.league_runner is not None:
@@ -554,8 +740,13 @@ class Trainer:
                 metrics.update(
                     self.league_runner.after_iteration(self.algo, self.state.iteration, self.state.env_steps)
                 )
+                if metrics.get("league/events/snapshots"):
+                    # the snapshot's weights are on disk, no checkpoint names it yet
+                    kill_point("league-snapshot", self.state.iteration)
             eval_rows: list[dict[str, Any]] = []
             if cfg.evaluation.interval and self.state.iteration % cfg.evaluation.interval == 0:
+                # evaluation writes nothing until it returns: a kill here is a kill at any moment of it
+                kill_point("evaluation", self.state.iteration)
                 eval_rows = self._evaluate()
             steps = metrics.get("num_env_steps_sampled_this_iter", float(cfg.ppo.train_batch_size))
             figures = summary_figures(metrics, steps / seconds if seconds > 0 else 0.0, self.state, cfg)
@@ -612,9 +803,12 @@ class Trainer:
         return rows
 
     def _headline_win_rate(self, rows: list[dict[str, Any]]) -> float | None:
-        """Best-checkpoint criterion: against the first evaluation opponent, first mode, the mean win rate over
-        the trained builds (each build weighs the same, so a build left unlearned shows)."""
-        return float(rows[0]["win_rate"]) if rows else None
+        """Best-checkpoint criterion: against `checkpoint.best_by` (default: the first evaluation opponent),
+        first mode, the mean win rate over the trained builds (each build weighs the same, so a build left
+        unlearned shows)."""
+        wanted = self.cfg.checkpoint.best_by
+        chosen = [r for r in rows if wanted is None or r["opponent"] == wanted]
+        return float(chosen[0]["win_rate"]) if chosen else None
 
     # -- checkpoints ---------------------------------------------------------------------------------
     def _checkpoint(self, eval_rows: list[dict[str, Any]]) -> None:
@@ -634,15 +828,24 @@ class Trainer:
             "eval_win_rate": win_rate,
             "config": self.cfg.to_dict(),
         }
-        with self.exp.writing_checkpoint(self.state.iteration) as tmp:
+        # the marker (written last by `writing_checkpoint`, with the manifest) carries our counters and this
+        # checkpoint's win rate, so the checkpoint describes itself even if the index write below never happens
+        marker = {**self.state.to_json(), "eval_win_rate": win_rate}
+        with self.exp.writing_checkpoint(self.state.iteration, marker=marker) as tmp:
             self.algo.save_checkpoint(str(tmp))
             export_policy(policy, tmp / MODEL_NAME, metadata=metadata)
             if self.league_runner is not None:
                 write_json_atomic(tmp / LEAGUE_FILE, self.league_runner.state_dict())
-            write_json_atomic(tmp / STATE_FILE, self.state.to_json())  # last: marks the checkpoint complete
+            write_json_atomic(tmp / RNG_FILE, driver_rng_state())
         final = self.exp.checkpoint_dir_for(self.state.iteration)
+        kill_point("checkpoint-index", self.state.iteration)
         info = CheckpointInfo(self.state.iteration, final, self.state.env_steps, win_rate)
         self.exp.record_checkpoint(info, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_best)
+        if self.league_runner is not None:
+            named: set[str] = set()
+            for kept in self.exp.checkpoints():
+                named |= self.league_runner.snapshot_ids_in(read_json(kept.path / LEAGUE_FILE, {}) or {})
+            self.league_runner.prune_store(named)
         copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
         if is_best:
             copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")

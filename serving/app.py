@@ -10,15 +10,18 @@ see `serving.models`).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ray import serve
 
-from serving.models import ModelRegistry, Reply
 from serving.protocol import Request
+
+if TYPE_CHECKING:
+    from serving.models import Reply
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,11 @@ class AppOptions:
     """Torch threads per replica: 1 keeps a small MLP fast and leaves the other cores to the proxy."""
     ladder: bool = True
     batch_wait_s: float = BATCH_WAIT_S
+    inherit_env: bool = False
+    """The replicas find `REPLICA_ENV` in the environment they inherit (a Ray that `serve` started itself, with
+    the settings in its environment) instead of in a runtime environment of their own. Why: a replica with a
+    runtime environment needs a worker process started for it, while one without takes a worker Ray started in
+    advance, which saves a Python start and ``import ray`` from the time to the first answer."""
 
 
 @serve.deployment(
@@ -69,7 +77,11 @@ class PolicyServer:
     """A replica: answers lists of checked requests and lists what it serves."""
 
     def __init__(self, options: AppOptions) -> None:
+        # torch and the models load here, in the replica: the process that deploys the application (the
+        # `serve` command) never needs them, and importing torch there would delay the start by seconds.
         import torch
+
+        from serving.models import ModelRegistry
 
         torch.set_num_threads(max(1, options.torch_threads))
         self.options = options
@@ -99,6 +111,10 @@ class PolicyServer:
     async def models(self) -> list[dict[str, Any]]:
         return self.registry.describe()
 
+    async def process_id(self) -> int:
+        """The replica's pid (tests kill a replica with SIGKILL, as a crash would)."""
+        return os.getpid()
+
     async def refresh(self) -> list[str]:
         """Rescan now (tests and `serve status` use it instead of waiting for the watcher)."""
         return self.registry.refresh()
@@ -111,7 +127,7 @@ def build_app(options: AppOptions) -> Any:
     """The bound Serve application for `options` (deploy it with `serve.run`)."""
     if options.models_dir is not None:
         options = AppOptions(**{**options.__dict__, "models_dir": str(Path(options.models_dir).resolve())})
-    return PolicyServer.options(
-        num_replicas=options.replicas,
-        ray_actor_options={"num_cpus": options.cpus_per_replica, "runtime_env": {"env_vars": REPLICA_ENV}},
-    ).bind(options)
+    actor_options: dict[str, Any] = {"num_cpus": options.cpus_per_replica}
+    if not options.inherit_env:
+        actor_options["runtime_env"] = {"env_vars": REPLICA_ENV}
+    return PolicyServer.options(num_replicas=options.replicas, ray_actor_options=actor_options).bind(options)

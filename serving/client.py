@@ -24,7 +24,7 @@ import asyncio
 import json
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,10 +44,12 @@ class Response:
 
     action: list[int]
     logProb: float | None = None
-    entropy: float | None = None
+    entropy: list[float] | None = None
+    """One entropy per head (along the chosen path), when asked."""
     values: list[float] | None = None
     probs: list[list[float]] | None = None
-    extensionResults: list[Any] | None = None
+    extensionResults: list[Any] = field(default_factory=list)
+    """One result per extension asked, in order; ``[]`` when none was (never null: the old protocol's type)."""
 
 
 def build_request(
@@ -86,6 +88,12 @@ def build_request(
     }
 
 
+def _transient(reply: dict[str, Any]) -> bool:
+    """An error the server marks as worth retrying (its message ends in "retry"), e.g. the proxy's deadline."""
+    error = reply.get("error")
+    return isinstance(error, str) and error.rstrip().endswith("retry")
+
+
 def _response(reply: dict[str, Any]) -> Response:
     if "error" in reply:
         raise ServeReplyError(reply["error"])
@@ -100,11 +108,15 @@ class ServeClient:
         timeout_s: Socket timeout for connecting and for each reply.
         reconnect_s: On a dropped connection (e.g. a restarted proxy), keep retrying for this long before
             giving up; the request in flight is sent again on the new connection.
+        retries: `act` and `models` send a request again, up to this many times, when the server answers
+            with a transient error (one that ends in "retry": no replica answered within the server's deadline,
+            a replica failed); `request` and `send_line` return every reply as it comes.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 9999, timeout_s: float = 30.0,
-                 reconnect_s: float = 0.0) -> None:
+                 reconnect_s: float = 0.0, retries: int = 2) -> None:
         self.host, self.port, self.timeout_s, self.reconnect_s = host, port, timeout_s, reconnect_s
+        self.retries = retries
         self._sock: socket.socket | None = None
         self._file: Any = None
         self.connect()
@@ -151,12 +163,21 @@ class ServeClient:
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         return self.send_line(json.dumps(payload, separators=(",", ":")).encode())
 
+    def _with_retries(self, payload: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps(payload, separators=(",", ":")).encode()
+        reply = self.send_line(line)
+        for _ in range(self.retries):
+            if not _transient(reply):
+                break
+            reply = self.send_line(line)
+        return reply
+
     def act(self, model: str, obs: npt.ArrayLike, mask: Any, **options: Any) -> Response:
         """Ask `model` for an action; options as `build_request` (deterministic by default)."""
-        return _response(self.request(build_request(model, obs, mask, **options)))
+        return _response(self._with_retries(build_request(model, obs, mask, **options)))
 
     def models(self) -> list[dict[str, Any]]:
-        reply = self.request({"command": "models"})
+        reply = self._with_retries({"command": "models"})
         if "error" in reply:
             raise ServeReplyError(reply["error"])
         return list(reply["models"])
@@ -253,7 +274,8 @@ def play_fight(client: ServeClient, model: str, seed: int = 0, options: dict[str
     if model not in served:
         raise ServeReplyError(f"the server does not serve {model!r}; it serves {', '.join(served)}")
     stack = FrameStack(served[model].get("frameStack", [0]), OBS_SIZE)
-    fight = make_engine(engine, FightParams.from_options(options or {}))
+    rules = served[model].get("fightRules") or {}  # the model's training rules (policies/fight_rules.py); options win
+    fight = make_engine(engine, FightParams.from_options({**rules, **(options or {})}))
     fight.reset(seed=seed)
     requests, spent = 0, 0.0
     while True:

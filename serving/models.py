@@ -28,6 +28,7 @@ import torch
 
 from envs.nh.contract import HEAD_SIZES, MAX_HEAD_SIZE, NUM_HEADS, OBS_SIZE, frame_offsets
 from envs.opponents import LADDER, ScriptedPolicy, make_opponent
+from policies.fight_rules import fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, ModelFileError, load_model_file
 from serving.protocol import MODEL_NAME_RE, REPLY_FIELDS, ProtocolError, Request
 
@@ -38,7 +39,7 @@ _DETERMINISTIC_UNIFORM = float(np.exp(np.float32(-1.0)))
 most probable legal value, which is how one request mixes deterministic and sampled heads in one pass."""
 
 Reply = dict[str, Any]
-"""A successful reply (the six `REPLY_FIELDS`) or ``{"error": message}``."""
+"""A successful reply (the six `REPLY_FIELDS`, typed as `serving.protocol.REPLY_TYPES`) or ``{"error": message}``."""
 
 ExtensionFn = Callable[[ModelFile, torch.Tensor], list[Any]]
 """(model file, stacked observations (B, D)) → one JSON value per row."""
@@ -99,11 +100,27 @@ class ServedModel:
             "evalWinRate": md.get("eval_win_rate"),
             "sha256": meta.get("tensor_sha256"),
             "frameStack": list(self.offsets),
+            "fightRules": fight_rules_of(self.model).rules,  # its training rules (masks, death_match); None: unknown
             "obsSize": self.model.obs_size,
             "returnValue": self.value_from_obs,
             "extensions": sorted(self.extensions),
             "loadedUnix": self.loaded_unix,
         }
+
+    def warm_up(self) -> None:
+        """Run each path of the forward pass once before the model answers anyone.
+
+        TorchScript optimises a method on its first calls, which take many times longer than later ones; a
+        client's first request would pay for that, and could miss the proxy's deadline.
+        """
+        obs = np.zeros((1, len(self.offsets) * OBS_SIZE), dtype=np.float32)
+        mask = np.ones((1, sum(HEAD_SIZES)), dtype=np.bool_)
+        for det in ((True,) * NUM_HEADS, (False,) * NUM_HEADS, (True, False) * (NUM_HEADS // 2)):
+            req = Request(self.name, obs.reshape(len(self.offsets), OBS_SIZE), mask[0], det,
+                          return_log_prob=True, return_entropy=True, return_probs=True,
+                          return_value=self.value_from_obs)
+            for _ in range(2):
+                _forward(self, [req], obs)
 
     def stacked(self, obs: np.ndarray) -> np.ndarray:
         """The request's frames (newest first) as this model's stacked input, or a `ProtocolError`.
@@ -137,9 +154,15 @@ class ModelRegistry:
     def __init__(self, models_dir: str | os.PathLike[str] | None, ladder: bool = True, seed: int = 0) -> None:
         self.models_dir = Path(models_dir) if models_dir is not None else None
         self.models: dict[str, ServedModel] = {}
-        self.scripted: dict[str, ScriptedPolicy] = (
-            {name: make_opponent(name, seed) for name in LADDER} if ladder else {}
-        )
+        rungs = [make_opponent(name, seed) for name in LADDER] if ladder else []
+        # A prescient rung must be shown the other seat's action of the tick, which no client has: it could
+        # answer no request, so it is not listed (asking for it by name says why).
+        self.scripted: dict[str, ScriptedPolicy] = {p.name: p for p in rungs if not p.needs_opponent_action}
+        self.unservable: dict[str, str] = {
+            p.name: f"model {p.name!r} is not served: it is a prescient ladder rung, shown the other seat's action of "
+            "the tick, which a client does not have; ask for an honest rung such as 'expert'"
+            for p in rungs if p.needs_opponent_action
+        }
         self._failed: dict[Path, tuple[int, int, int]] = {}
         self._lock = threading.Lock()  # one refresh at a time; answering never takes it
         self.refresh()
@@ -164,7 +187,7 @@ class ModelRegistry:
             name = path.name[: -len(MODEL_SUFFIX)]
             if not MODEL_NAME_RE.match(name):
                 continue  # hidden temporary files of atomic writes (.latest.nhmodel.123.tmp) and odd names
-            if name in self.scripted:
+            if name in self.scripted or name in self.unservable:
                 if self._failed.get(path) is None:
                     logger.warning("not serving %s: its name is taken by the ladder opponent %r", path, name)
                     self._failed[path] = (0, 0, 0)
@@ -180,6 +203,7 @@ class ModelRegistry:
                 continue
             try:
                 served = ServedModel(name, load_model_file(path), stat)
+                served.warm_up()
             except ModelFileError as exc:
                 self._failed[path] = stat
                 line = f"kept {'the served' if current else 'no'} model {name!r}: {exc}"
@@ -236,6 +260,9 @@ class ModelRegistry:
             elif name in self.scripted:
                 for i in rows:
                     replies[i] = self._answer_scripted(name, requests[i])
+            elif name in self.unservable:
+                for i in rows:
+                    replies[i] = {"error": self.unservable[name]}
             else:
                 for i in rows:
                     replies[i] = {"error": self._unknown(name)}
@@ -305,7 +332,12 @@ class ModelRegistry:
 
 
 def _reply(**fields: Any) -> Reply:
-    return {key: fields.get(key) for key in REPLY_FIELDS}
+    """A successful reply: every field of `REPLY_FIELDS`, null where not given except ``extensionResults``,
+    which the old protocol types as a list (``[]`` when no extension was asked)."""
+    reply = {key: fields.get(key) for key in REPLY_FIELDS}
+    if reply["extensionResults"] is None:
+        reply["extensionResults"] = []
+    return reply
 
 
 def _forward(served: ServedModel, reqs: Sequence[Request], obs: np.ndarray) -> list[Reply]:
@@ -341,7 +373,7 @@ def _forward(served: ServedModel, reqs: Sequence[Request], obs: np.ndarray) -> l
             ext_results[name] = served.extensions[name](served.model, obs_t)
     actions_l = actions.tolist()
     logp_l = logp.tolist()
-    entropy_l = entropy.sum(-1).tolist()
+    entropy_l = entropy.tolist()
     probs_l = probs.tolist() if probs is not None else None
     values_l = values.tolist() if values is not None else None
     out: list[Reply] = []
@@ -355,7 +387,7 @@ def _forward(served: ServedModel, reqs: Sequence[Request], obs: np.ndarray) -> l
                 probs=[row[:size] for row, size in zip(probs_l[i], HEAD_SIZES, strict=True)]
                 if r.return_probs and probs_l is not None
                 else None,
-                extensionResults=[ext_results[e][i] for e in r.extensions] if r.extensions else None,
+                extensionResults=[ext_results[e][i] for e in r.extensions],
             )
         )
     return out

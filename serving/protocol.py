@@ -11,10 +11,13 @@ Request (camelCase as the existing clients send it)::
      "deterministic": true, "returnLogProb": true, "returnEntropy": false, "returnValue": false,
      "returnProbs": false, "extensions": []}
 
-Reply (exactly these six keys; null where not asked)::
+Reply (exactly these six keys; null where not asked, ``extensionResults`` always a list)::
 
     {"action": [1, 0, 2, 0, 0, 0, 1, 0, 0, 1, 0, 3], "logProb": -4.21, "entropy": null, "values": null,
-     "probs": null, "extensionResults": null}
+     "probs": null, "extensionResults": []}
+
+The types are the old system's, field for field (`REQUEST_TYPES`, `REPLY_TYPES`; a test holds every reply to
+them): ``entropy`` is one number per head, ``extensionResults`` is never null, and ``obs`` may hold booleans.
 
 A bad request gets ``{"error": "..."}`` and the connection stays usable. ``{"command": "models"}`` lists
 the models served (name, kind, training steps, checksum, frame stacking), see `serving.models`.
@@ -52,6 +55,32 @@ OPTIONAL_FIELDS = (
 REQUEST_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 REPLY_FIELDS = ("action", "logProb", "entropy", "values", "probs", "extensionResults")
 """The reply's keys, in order; a successful reply has exactly these."""
+
+REQUEST_TYPES: dict[str, str] = {
+    "model": "str",
+    "obs": "list[list[float | bool]]",
+    "actionMasks": "list[list[bool]]",
+    "deterministic": "bool | list[bool]",
+    "returnLogProb": "bool",
+    "returnEntropy": "bool",
+    "returnValue": "bool",
+    "returnProbs": "bool",
+    "extensions": "list[str]",
+}
+"""The old system's request type, field for field (Python annotations of its dataclass). Every request these
+types allow is accepted unless a value breaks the contract (a frame of the wrong length, a mask of the wrong
+head sizes, `deterministic` as a list of neither 1 nor 12 flags), which is answered with an error naming it."""
+
+REPLY_TYPES: dict[str, str] = {
+    "action": "list[int]",
+    "logProb": "float | None",
+    "entropy": "list[float] | None",
+    "values": "list[float] | None",
+    "probs": "list[list[float]] | None",
+    "extensionResults": "list",
+}
+"""The old system's reply type, field for field: what a client's ``Response(**json)`` expects. ``entropy`` is
+one entropy per head (along the chosen path); ``extensionResults`` is a list even when no extension was asked."""
 COMMANDS = ("models",)
 """Requests of the form ``{"command": NAME}`` (no other key)."""
 
@@ -62,6 +91,31 @@ can never point outside the models directory."""
 
 class ProtocolError(ValueError):
     """A request the server cannot answer; the message is sent back as ``{"error": message}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class HugeInteger:
+    """An integer literal too long for Python to convert (its digits are kept only to be counted)."""
+
+    digits: int
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
+
+
+_INT_DIGITS_LIMIT = 4000
+"""Integer literals longer than this are not converted (Python's own limit is 4,300 digits)."""
+
+
+def _parse_int(text: str) -> int | HugeInteger:
+    return int(text) if len(text) <= _INT_DIGITS_LIMIT else HugeInteger(len(text.lstrip("-")))
+
+
+def _loads_keeping_huge_integers(line: bytes | str) -> Any:
+    try:
+        return json.loads(line, parse_int=_parse_int)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"malformed JSON: {exc}; send one JSON object per line") from None
 
 
 @dataclass(slots=True)
@@ -150,6 +204,11 @@ def parse_line(line: bytes | str) -> Request | Command:
         raise ProtocolError(f"malformed JSON: {exc}; send one JSON object per line") from None
     except RecursionError:
         raise ProtocolError("malformed JSON: nested too deeply") from None
+    except ValueError:
+        # Python refuses to convert an integer literal of more than 4,300 digits (its integer-string limit)
+        # and raises a plain ValueError from inside the decoder. Decode again, keeping such literals as
+        # `HugeInteger` so that the field checks can name the field that holds one.
+        data = _loads_keeping_huge_integers(line)
     if not isinstance(data, dict):
         raise ProtocolError(f"a request must be a JSON object, got {_type(data)}")
     if "command" in data:
@@ -219,19 +278,55 @@ def _parse_obs(raw: Any) -> npt.NDArray[np.float32]:
             )
     try:
         arr = np.asarray(raw)
-    except (ValueError, TypeError) as exc:
-        raise ProtocolError(f"field 'obs' must hold numbers only ({exc})") from None
-    if arr.dtype.kind not in "fiu" or arr.ndim != 2:
-        bad = next((v for f in raw for v in f if isinstance(v, bool) or not isinstance(v, int | float)), None)
-        raise ProtocolError(f"field 'obs' must hold numbers only, found {_type(bad)} {bad!r}")
-    out = arr.astype(np.float32)
+    except (ValueError, TypeError, OverflowError):
+        arr = np.empty(0, dtype=object)  # ragged or mixed: the entry-by-entry check below names the culprit
+    # Booleans are numbers to the old protocol (``list[list[float | bool]]``): true is 1, false is 0.
+    if arr.dtype.kind not in "fiub" or arr.ndim != 2:
+        frame, entry, bad = _first_non_number(raw)
+        raise ProtocolError(
+            f"field 'obs' must hold numbers only (booleans count as 1 and 0): frame {frame} entry {entry} is "
+            f"{_describe(bad)}"
+        )
+    with np.errstate(over="ignore"):
+        out = arr.astype(np.float32)
     if not np.isfinite(out).all():
         frame, entry = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
         raise ProtocolError(
             f"field 'obs': frame {frame} entry {entry} is {arr[frame, entry]!r} (as float32: {out[frame, entry]}); "
-            "observations must be finite numbers"
+            "observations must be finite numbers within float32 range"
         )
     return out
+
+
+_INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _first_non_number(raw: list[list[Any]]) -> tuple[int, int, Any]:
+    """The first entry that is not a finite-able number: a string, null, a list, an integer that numpy cannot
+    hold (beyond 64 bits) or one too long to convert."""
+    for i, frame in enumerate(raw):
+        for j, v in enumerate(frame):
+            if isinstance(v, bool) or isinstance(v, float):
+                continue
+            if isinstance(v, int) and _INT64_RANGE[0] <= v <= _INT64_RANGE[1]:
+                continue
+            return i, j, v
+    return 0, 0, None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, HugeInteger):
+        return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"an integer of {len(str(abs(value)))} digits (beyond 64 bits)"
+    if isinstance(value, str | list | dict):
+        return f"{_type(value)} {_short(value)}"
+    return f"{_type(value)}"
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _parse_mask(raw: Any) -> npt.NDArray[np.bool_]:
@@ -270,12 +365,22 @@ def _parse_deterministic(raw: Any) -> tuple[bool, ...]:
         return (False,) * NUM_HEADS
     if isinstance(raw, bool):
         return (raw,) * NUM_HEADS
-    if isinstance(raw, list) and len(raw) == NUM_HEADS and all(isinstance(v, bool) for v in raw):
-        return tuple(raw)
+    if isinstance(raw, list) and all(isinstance(v, bool) for v in raw):
+        if len(raw) == NUM_HEADS:
+            return tuple(raw)
+        if len(raw) == 1:  # the old type allows any list: one flag stands for every head
+            return (raw[0],) * NUM_HEADS
     raise ProtocolError(
-        f"field 'deterministic' must be true/false or a list of {NUM_HEADS} booleans (one per head), got "
-        f"{_type(raw) if not isinstance(raw, list) else f'a list of {len(raw)}'}"
+        f"field 'deterministic' must be true/false or a list of {NUM_HEADS} booleans (one per head; a list of "
+        f"one applies to every head), got {_type(raw) if not isinstance(raw, list) else _list_kind(raw)}"
     )
+
+
+def _list_kind(raw: list[Any]) -> str:
+    if all(isinstance(v, bool) for v in raw):
+        return f"a list of {len(raw)}"
+    bad = next(v for v in raw if not isinstance(v, bool))
+    return f"a list holding {_describe(bad)}"
 
 
 def _parse_extensions(raw: Any) -> tuple[str, ...]:
@@ -289,6 +394,8 @@ def _parse_extensions(raw: Any) -> tuple[str, ...]:
 def _type(value: Any) -> str:
     if value is None:
         return "null"
+    if isinstance(value, HugeInteger):
+        return repr(value)
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
     return names.get(type(value), type(value).__name__)
 

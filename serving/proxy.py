@@ -9,6 +9,10 @@ Requests that arrive while earlier calls to the application are still in flight 
 (at most `ProxyLimits.max_in_flight` calls at a time): a lone client pays for one call per request, many
 clients share calls, and the replica batches what it receives once more (`serving.app`).
 
+Every request is answered within `ProxyLimits.deadline_s` of its arrival: when no replica answers in time
+(one is starting, or being replaced after a crash) the request gets ``{"error": "... retry"}`` instead of
+waiting for the replacement, so a game client at one request per 600 ms tick always hears back within the tick.
+
 Closed with an error line: a line longer than `max_line_bytes`, a client idle for `idle_timeout_s`, a
 connection beyond `max_connections`. Nothing a client sends is unpickled: it is JSON, checked field by field.
 
@@ -58,6 +62,12 @@ class ProxyLimits:
     """Calls to the application in flight at once; later requests wait and are sent together."""
     max_group: int = 256
     """Most requests in one call to the application."""
+    deadline_s: float = 0.3
+    """Longest a request waits for its answer before it is answered with a "retry" error (0: no deadline).
+    Half a game tick (600 ms): a client hears back within the tick it asked in, even while a crashed replica
+    is replaced (which takes seconds), and a normal answer (a few ms, tens under load) never comes near it."""
+    shutdown_grace_s: float = 2.0
+    """On shutdown, how long requests already received may take to be answered before they are refused."""
 
 
 class ProxyServer:
@@ -81,7 +91,8 @@ class ProxyServer:
         self.requests = 0
         self.errors = 0
         self._server: asyncio.Server | None = None
-        self._pending: list[tuple[Request, asyncio.Future[dict[str, Any]]]] = []
+        self._closing = False
+        self._pending: list[tuple[Request, asyncio.Future[dict[str, Any]], float]] = []
         self._kick: asyncio.Event | None = None
         self._slots: asyncio.Semaphore | None = None
         self._dispatcher: asyncio.Task[None] | None = None
@@ -105,8 +116,18 @@ class ProxyServer:
         return self.address
 
     async def close(self) -> None:
+        """Stop accepting connections, let requests already received be answered (for up to
+        `ProxyLimits.shutdown_grace_s`; later ones are refused with an error), then close every connection."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.limits.shutdown_grace_s
+        while (self._pending or self._calls) and loop.time() < until:
+            await asyncio.sleep(0.01)
+        for _, fut, _ in self._pending:
+            if not fut.done():
+                fut.set_result(error_reply(SHUTTING_DOWN))
         for task in list(self._handlers):
             task.cancel()
         if self._handlers:
@@ -123,8 +144,16 @@ class ProxyServer:
 
     # -- grouping requests into calls ----------------------------------------------------------------
     def _submit(self, req: Request) -> asyncio.Future[dict[str, Any]]:
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending.append((req, fut))
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
+        if self._closing:
+            fut.set_result(error_reply(SHUTTING_DOWN))
+            return fut
+        deadline = self.limits.deadline_s
+        expires = loop.time() + deadline if deadline > 0 else float("inf")
+        if deadline > 0:
+            loop.call_at(expires, _expire, fut, deadline)
+        self._pending.append((req, fut, expires))
         assert self._kick is not None
         self._kick.set()
         return fut
@@ -136,32 +165,48 @@ class ProxyServer:
             self._kick.clear()
             while self._pending:
                 await self._slots.acquire()
-                group = self._pending[: self.limits.max_group]
-                del self._pending[: len(group)]
-                task = asyncio.create_task(self._call(group))
+                # Requests that expired while waiting for a slot already have their error reply.
+                live = [p for p in self._pending[: self.limits.max_group] if not p[1].done()]
+                del self._pending[: self.limits.max_group]
+                if not live:
+                    self._slots.release()
+                    continue
+                task = asyncio.create_task(self._call(live))
                 self._calls.add(task)
                 task.add_done_callback(self._calls.discard)
 
-    async def _call(self, group: list[tuple[Request, asyncio.Future[dict[str, Any]]]]) -> None:
+    async def _call(self, group: list[tuple[Request, asyncio.Future[dict[str, Any]], float]]) -> None:
         assert self._slots is not None
         try:
-            replies = await self.answer([req for req, _ in group])
+            # The call may take until the group's earliest deadline: after that its first request is already
+            # answered with an error, and a call stuck on a dead replica must not hold its slot for the seconds
+            # a replacement takes.
+            first_expiry = min(expires for _, _, expires in group)
+            async with asyncio.timeout_at(first_expiry if first_expiry != float("inf") else None):
+                replies = await self.answer([req for req, _, _ in group])
             if len(replies) != len(group):
                 raise RuntimeError(f"{len(replies)} replies for {len(group)} requests")
+        except TimeoutError:
+            logger.warning("no model server answered a call of %d requests within the deadline", len(group))
+            replies = [error_reply(_late_message(self.limits.deadline_s))] * len(group)
         except Exception as exc:  # a failed or restarting replica: every request of the call gets an error
             logger.warning("the model server failed a call of %d requests: %s", len(group), exc)
             replies = [error_reply(f"the model server failed: {type(exc).__name__}: {exc}; retry")] * len(group)
         finally:
             self._slots.release()
-        for (_, fut), reply in zip(group, replies, strict=True):
+        for (_, fut, _), reply in zip(group, replies, strict=True):
             if not fut.done():
                 fut.set_result(reply)
 
     async def _models_reply(self) -> dict[str, Any]:
+        deadline = self.limits.deadline_s
         try:
-            return {"models": await self.list_models()}
+            async with asyncio.timeout(deadline if deadline > 0 else None):
+                return {"models": await self.list_models()}
+        except TimeoutError:
+            return error_reply(_late_message(deadline))
         except Exception as exc:
-            return error_reply(f"cannot list models: {type(exc).__name__}: {exc}")
+            return error_reply(f"cannot list models: {type(exc).__name__}: {exc}; retry")
 
     # -- connections ---------------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -226,6 +271,12 @@ class ProxyServer:
                     logger.warning("bad request from %s: %s", peer, exc)
                     await replies.put(encode_reply(error_reply(str(exc))))
                     continue
+                except Exception as exc:  # a parser bug must cost one error line, never the connection
+                    self.errors += 1
+                    logger.exception("cannot parse a request from %s", peer)
+                    await replies.put(encode_reply(error_reply(
+                        f"cannot read this request ({type(exc).__name__}); check it against docs/serving.md")))
+                    continue
                 if isinstance(parsed, Command):
                     await replies.put(asyncio.ensure_future(self._models_reply()))
                 else:
@@ -262,6 +313,21 @@ class ProxyServer:
             writer.write(data)
             if replies.empty():
                 await writer.drain()
+
+
+SHUTTING_DOWN = "the server is shutting down; retry on a running server"
+
+
+def _late_message(deadline_s: float) -> str:
+    return (f"no model server answered within {deadline_s * 1000:.0f} ms (a replica is starting or being "
+            "replaced); retry")
+
+
+def _expire(fut: asyncio.Future[dict[str, Any]], deadline_s: float) -> None:
+    """The request's deadline: if it has no reply yet, it gets the "retry" error now (a reply that comes later
+    is dropped)."""
+    if not fut.done():
+        fut.set_result(error_reply(_late_message(deadline_s)))
 
 
 async def _discard_input(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, limit_s: float = 2.0,
@@ -332,6 +398,7 @@ class ProxyActor:
         return os.getpid()
 
     def shutdown(self) -> None:
+        """Stop listening, answer (or refuse) what was received, close every connection."""
         asyncio.run_coroutine_threadsafe(self.server.close(), self._loop).result(timeout=30)
 
 
@@ -354,9 +421,16 @@ PROXY_ENV = {
 """Ray Serve's throughput settings for the proxy's process (environment variables Serve reads at start)."""
 
 
-def proxy_actor_class() -> Any:
-    """`ProxyActor` as a Ray actor class that Ray restarts whenever it dies."""
+def proxy_actor_class(inherit_env: bool = False) -> Any:
+    """`ProxyActor` as a Ray actor class that Ray restarts whenever it dies.
+
+    Args:
+        inherit_env: `PROXY_ENV` is already in the environment the actor inherits (a Ray that `serve` started
+            itself): no runtime environment, so that the actor can take a worker Ray started in advance.
+    """
     import ray
 
-    return ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1,
-                      runtime_env={"env_vars": PROXY_ENV})(ProxyActor)
+    options: dict[str, Any] = {"num_cpus": 0, "max_restarts": -1, "max_task_retries": -1}
+    if not inherit_env:
+        options["runtime_env"] = {"env_vars": PROXY_ENV}
+    return ray.remote(**options)(ProxyActor)

@@ -7,20 +7,22 @@ it without a daemon (the same scheme as detached training runs, `osrs_rllib/jobs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from common.atomic_files import write_json_atomic
 from common.processes import pid_alive, start_cli_detached
-from serving.app import APP_NAME, DEPLOYMENT_NAME, AppOptions, build_app
-from serving.proxy import ProxyLimits, proxy_actor_class
+from common.ray_errors import RayFlags, explain_ray_start_error, free_port_near, port_in_use
+from serving.app import APP_NAME, DEPLOYMENT_NAME, REPLICA_ENV, AppOptions, build_app
+from serving.proxy import PROXY_ENV, ProxyLimits, proxy_actor_class
 
 logger = logging.getLogger(__name__)
 
@@ -69,13 +71,31 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def deploy(options: AppOptions, app_name: str = APP_NAME) -> Any:
-    """Deploy the application on the connected Ray with Serve's HTTP proxy off; returns its handle."""
+def deploy(options: AppOptions, app_name: str = APP_NAME, blocking: bool = True) -> Any:
+    """Deploy the application on the connected Ray with Serve's HTTP proxy off; returns its handle.
+
+    With `blocking` False it returns once the deployment exists (handles can be made) without waiting for its
+    replicas, so that the caller can start the proxy meanwhile and report progress (`Service`)."""
     from ray import serve
     from ray.serve.config import ProxyLocation
 
     serve.start(proxy_location=ProxyLocation.Disabled)
-    return serve.run(build_app(options), name=app_name, route_prefix=None)
+    return serve._run(build_app(options), _blocking=blocking, name=app_name, route_prefix=None)
+
+
+def _proxy_actor(host: str, port: int, limits: ProxyLimits | None, app_name: str,
+                 inherit_env: bool = False) -> tuple[Any, int]:
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if port == 0:
+        port = free_port(host if host not in ("0.0.0.0", "") else "127.0.0.1")
+    actor = proxy_actor_class(inherit_env).options(
+        name=f"tcp_proxy_{app_name}_{port}",
+        namespace=PROXY_NAMESPACE,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False),
+    ).remote(app_name, DEPLOYMENT_NAME, host, port, limits or ProxyLimits())
+    return actor, port
 
 
 def start_proxy(
@@ -84,21 +104,26 @@ def start_proxy(
     """Start the TCP proxy actor on this node (so that 127.0.0.1 means this machine); returns it and its
     address. The port must be fixed (not 0) so that a restarted proxy listens where clients reconnect."""
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    if port == 0:
-        port = free_port(host if host not in ("0.0.0.0", "") else "127.0.0.1")
-    actor = proxy_actor_class().options(
-        name=f"tcp_proxy_{app_name}_{port}",
-        namespace=PROXY_NAMESPACE,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False),
-    ).remote(app_name, DEPLOYMENT_NAME, host, port, limits or ProxyLimits())
+    actor, port = _proxy_actor(host, port, limits, app_name)
     try:
         address = ray.get(actor.address.remote(), timeout=120)
     except Exception as exc:
         ray.kill(actor, no_restart=True)
         raise ServeError(f"the TCP proxy cannot listen on {host}:{port}: {exc}") from None
     return actor, tuple(address)
+
+
+SERVE_FLAGS = RayFlags(address="--address", dashboard_port="--dashboard-port", no_dashboard="--no-dashboard",
+                       num_cpus="--num-cpus")
+"""How `osrs-rllib serve` spells the fixes of a Ray start-up problem (`common.ray_errors`)."""
+DEFAULT_DASHBOARD_PORT = 8265
+PROGRESS_EVERY_S = 10.0
+"""While the application starts, a line saying what it waits for this often: start-up never waits silently."""
+
+
+class ServeStopped(Exception):
+    """A stop was requested (SIGTERM, Ctrl-C) while the server was still starting."""
 
 
 @dataclass
@@ -111,71 +136,415 @@ class ServeSettings:
     replicas: int = 1
     cpus_per_replica: float = 1.0
     address: str | None = None
-    """None starts a local Ray; ``auto`` or ``HOST:PORT`` joins a running cluster."""
+    """None starts a private local Ray (even when another runs on this machine, e.g. a training run's);
+    ``auto`` or ``HOST:PORT`` joins a running cluster."""
     num_cpus: int | None = None
-    dashboard_port: int = 8265
+    dashboard: bool = True
+    dashboard_port: int | None = None
+    """None: 8265, or the next free port when another Ray (a training run) holds it. A port given here must
+    be free."""
     reload_s: float = 2.0
+    start_timeout_s: float = 300.0
+    """Longest the application may take to start before `serve` gives up, saying what it waited for."""
     limits: ProxyLimits = field(default_factory=ProxyLimits)
 
 
 class Service:
-    """A running server (Ray + Serve + proxy), started by `start` and torn down by `stop`."""
+    """A running server (Ray + Serve + proxy), started by `start` and torn down by `stop`.
 
-    def __init__(self, settings: ServeSettings, echo: Callable[[str], None] = print) -> None:
+    Args:
+        settings: The CLI's options.
+        echo: Where progress lines go (the terminal).
+        should_stop: Polled between start-up steps; when it turns true, `start` raises `ServeStopped` so that a
+            SIGTERM during start-up stops the server instead of waiting for it to be up.
+    """
+
+    def __init__(self, settings: ServeSettings, echo: Callable[[str], None] = print,
+                 should_stop: Callable[[], bool] = lambda: False) -> None:
         self.settings = settings
         self.echo = echo
+        self.should_stop = should_stop
         self.proxy: Any = None
         self.address: tuple[str, int] | None = None
         self.dashboard_url: str | None = None
-        self._started_ray = False
+        self.timings: dict[str, float] = {}
+        """Seconds from the start of `start` to the end of each step (Ray, Serve, the application, the proxy)."""
+        self._connected = False
+        """This process called `ray.init` (and so calls `ray.shutdown`)."""
+        self._own_ray = False
+        """The Ray is a private one this process started (not a cluster it joined): it goes with the server."""
+        self._deployed = False
+        self._t0 = 0.0
 
-    def start(self) -> list[dict[str, Any]]:
-        """Start (or join) Ray, deploy, start the proxy; returns the served models' descriptions."""
+    def _mark(self, step: str) -> None:
+        self.timings[step] = round(time.monotonic() - self._t0, 2)
+        logger.info("start-up: %s after %.1f s", step, self.timings[step])
+        if self.should_stop():
+            raise ServeStopped(f"stop requested during start-up (after {step})")
+
+    def start(self, after_ray_init: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+        """Start (or join) Ray, deploy, start the proxy; returns the served models' descriptions.
+
+        Args:
+            after_ray_init: Called as soon as Ray runs (Ray replaces the process's SIGTERM handling: the CLI
+                installs its own again here).
+
+        Raises:
+            ServeError: Ray cannot start or be joined, the cluster lacks the CPUs asked for, or the
+                application does not start in time; the message says which flag or action fixes it.
+            ServeStopped: `should_stop` turned true.
+        """
+        self._t0 = time.monotonic()
+        s = self.settings
+        if s.port and port_in_use(s.host or "0.0.0.0", s.port):
+            # Found before Ray starts, rather than by the proxy after a start of many seconds.
+            raise ServeError(f"port {s.port} on {s.host} is in use (another server?): pick another with --port, "
+                             "or stop what listens there (`osrs-rllib serve status` lists detached servers)")
+        self._start_ray()
+        if after_ray_init is not None:
+            after_ray_init()
+        self._mark("ray")
+        self._check_cpus()
+        options = AppOptions(models_dir=s.models_dir, replicas=s.replicas, cpus_per_replica=s.cpus_per_replica,
+                             reload_s=s.reload_s, inherit_env=self._own_ray)
+        self._deployed = True  # from here on, `stop` removes the application, even one half deployed
+        handle = deploy(options, blocking=False)
+        self._mark("serve")
+        # The proxy's process starts while the replicas load their models: the two take seconds each.
+        self.proxy, port = _proxy_actor(s.host, s.port, s.limits, APP_NAME, inherit_env=self._own_ray)
+        self.address = self._wait_until_up(self.proxy.address.remote(), s.host, port)
+        self._mark("proxy")
+        models = handle.models.remote().result(timeout_s=60)
+        self._mark("models")
+        return models
+
+    # -- Ray -------------------------------------------------------------------------------------------
+    def _start_ray(self) -> None:
         import ray
 
         s = self.settings
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False, "namespace": PROXY_NAMESPACE}
-            if s.address:
-                kwargs["address"] = s.address
-            else:
-                kwargs.update(num_cpus=s.num_cpus, include_dashboard=True, dashboard_host="127.0.0.1",
-                              dashboard_port=s.dashboard_port)
+        if ray.is_initialized():
+            return
+        kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False, "namespace": PROXY_NAMESPACE}
+        agent_port: int | None = None
+        if s.address:
+            if s.num_cpus is not None:
+                raise ServeError(explain_ray_start_error(
+                    ValueError("When connecting to an existing cluster, num_cpus must not be provided"),
+                    SERVE_FLAGS, s.address))
+            problem = unreachable(s.address)
+            if problem:
+                raise ServeError(problem)
+            kwargs["address"] = s.address
+        else:
+            # "local": a private Ray even when RAY_ADDRESS or `ray start` point at another one on this machine.
+            kwargs.update(address="local", num_cpus=s.num_cpus, include_dashboard=s.dashboard)
+            if s.dashboard:
+                kwargs.update(dashboard_host="127.0.0.1", dashboard_port=self._dashboard_port())
+            if port_in_use("127.0.0.1", DEFAULT_AGENT_PORT):
+                agent_port = free_port()
+        for attempt in (1, 2):
+            before = descendants(os.getpid())
             try:
-                context = ray.init(**kwargs)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ServeError(f"cannot start or join Ray at {s.address or 'a local Ray'}: {exc}") from None
-            self._started_ray = True
-            url = getattr(context, "dashboard_url", None)
-            if url:
-                self.dashboard_url = url if url.startswith("http") else f"http://{url}"
-        options = AppOptions(models_dir=s.models_dir, replicas=s.replicas, cpus_per_replica=s.cpus_per_replica,
-                             reload_s=s.reload_s)
-        handle = deploy(options)
-        self.proxy, self.address = start_proxy(s.host, s.port, s.limits)
-        return handle.models.remote().result()
+                with _dashboard_agent_port(agent_port), _serve_settings_inherited(not s.address):
+                    context = ray.init(**kwargs)
+                break
+            # Ray raises plain Exception too (a node that misses its start-up time-out), and SystemExit from its
+            # own SIGTERM handler, which `ray.init` installs for as long as it runs.
+            except (Exception, SystemExit) as exc:
+                if not s.address:
+                    # A failed start leaves Ray's processes running (the raylet, its agents): stop ours.
+                    reap({p: t for p, t in descendants(os.getpid()).items() if p not in before}, grace_s=1.0)
+                if isinstance(exc, SystemExit):
+                    raise ServeStopped("stop requested while Ray was starting") from None
+                if s.address or attempt == 2 or "timed out during startup" not in str(exc) or self.should_stop():
+                    raise ServeError(explain_ray_start_error(exc, SERVE_FLAGS, s.address)) from None
+                # Ray gives its node 30 s to come up, a limit that a busy machine (a training run beside us)
+                # can miss once; the second start finds the files it needs in the page cache, and goes without
+                # the dashboard (a dozen processes of its own): serving matters more than watching it.
+                if kwargs.get("include_dashboard"):
+                    kwargs.update(include_dashboard=False)
+                    kwargs.pop("dashboard_port", None)
+                    kwargs.pop("dashboard_host", None)
+                    self.echo("Ray did not start within its 30 s (a busy machine?); trying once more without "
+                              "the dashboard")
+                else:
+                    self.echo("Ray did not start within its 30 s (a busy machine?); trying once more")
+        self._connected = True
+        self._own_ray = not s.address
+        url = getattr(context, "dashboard_url", None)
+        if url and (kwargs.get("include_dashboard") or s.address):
+            self.dashboard_url = url if url.startswith("http") else f"http://{url}"
+
+    def _dashboard_port(self) -> int:
+        s = self.settings
+        port = s.dashboard_port or DEFAULT_DASHBOARD_PORT
+        if not port_in_use("127.0.0.1", port):
+            return port
+        if s.dashboard_port is not None:
+            raise ServeError(
+                f"--dashboard-port {port} on 127.0.0.1 is in use (another Ray, e.g. a training run, or another "
+                "program): pick another with --dashboard-port, or run without a dashboard (--no-dashboard)")
+        other = free_port_near("127.0.0.1", port)
+        self.echo(f"the dashboard's port {port} is in use (another Ray, e.g. a training run): using {other}")
+        return other
+
+    def _check_cpus(self) -> None:
+        """Refuse at once, in one line, what Serve would otherwise wait for forever: replicas asking for more
+        CPUs than the cluster has free (a training run on the same cluster holds them)."""
+        import ray
+
+        s = self.settings
+        needed = s.replicas * s.cpus_per_replica
+        if needed <= 0:
+            return
+        free = float(ray.available_resources().get("CPU", 0.0))
+        total = float(ray.cluster_resources().get("CPU", 0.0))
+        if needed <= free + 1e-9:
+            return
+        where = f"the Ray cluster at {s.address}" if s.address else "this Ray"
+        held = "something else holds the rest, e.g. a training run; " if free < total else ""
+        fix = ("run with --cpus-per-replica 0 (the replicas then share the CPUs with what holds them), or stop "
+               "what holds them" if s.address else "give it more with --num-cpus, or run with --cpus-per-replica 0")
+        raise ServeError(
+            f"{where} has {free:g} of {total:g} CPUs free; {held}--replicas {s.replicas} x --cpus-per-replica "
+            f"{s.cpus_per_replica:g} needs {needed:g}: {fix}")
+
+    # -- the application ---------------------------------------------------------------------------------
+    def _wait_until_up(self, address_ref: Any, host: str, port: int) -> tuple[str, int]:
+        """Wait for the replicas and the proxy, saying every `PROGRESS_EVERY_S` what is still missing."""
+        import ray
+
+        s = self.settings
+        address: tuple[str, int] | None = None
+        app_running = False
+        why = ""
+        next_note = PROGRESS_EVERY_S
+        while True:
+            if address is None:
+                ready, _ = ray.wait([address_ref], timeout=0)
+                if ready:
+                    try:
+                        address = tuple(ray.get(address_ref))
+                    except Exception as exc:
+                        raise ServeError(f"the TCP proxy cannot listen on {host}:{port}: {exc}") from None
+            if not app_running:
+                state, why = _app_state(APP_NAME)
+                if state == "DEPLOY_FAILED":
+                    raise ServeError(f"the application failed to start: {why}")
+                app_running = state == "RUNNING"
+                if app_running:
+                    why = ""
+            if address is not None and app_running:
+                return address
+            if self.should_stop():
+                raise ServeStopped("stop requested during start-up")
+            waited = time.monotonic() - self._t0
+            if waited >= s.start_timeout_s:
+                raise ServeError(
+                    f"not up after {s.start_timeout_s:g} s (--start-timeout): {self._missing(address, why)}")
+            if waited >= next_note:
+                self.echo(f"still starting after {waited:.0f} s: {self._missing(address, why)}")
+                next_note += PROGRESS_EVERY_S
+            time.sleep(0.1)
+
+    def _missing(self, address: tuple[str, int] | None, why: str) -> str:
+        parts = []
+        if why:
+            parts.append(why)
+        if address is None:
+            parts.append("the TCP proxy is not listening yet")
+        return "; ".join(parts) or "waiting for the application"
 
     def stop(self) -> None:
+        """Stop the proxy (requests received are answered or refused), remove the application and, if this
+        process started Ray, Ray and every process it left (Ray's agents outlive `ray.shutdown` for a minute)."""
         import ray
         from ray import serve
 
         if not ray.is_initialized():
             return
+        started = descendants(os.getpid()) if self._own_ray else {}
         if self.proxy is not None:
-            try:
-                ray.get(self.proxy.shutdown.remote(), timeout=30)
-            except Exception:
-                pass
-            ray.kill(self.proxy, no_restart=True)
+            with contextlib.suppress(Exception):
+                ray.get(self.proxy.shutdown.remote(), timeout=10)
+            with contextlib.suppress(Exception):
+                ray.kill(self.proxy, no_restart=True)
             self.proxy = None
         try:
-            if self._started_ray:
-                serve.shutdown()
-            else:
+            if not self._own_ray and self._deployed:
                 serve.delete(APP_NAME)  # a shared cluster may run other Serve applications
+            # A Ray of our own goes as a whole: its replicas have nothing in flight once the proxy has stopped,
+            # so Serve's graceful shutdown would only add seconds.
         finally:
-            if self._started_ray:
+            if self._connected:
                 ray.shutdown()
+            if self._own_ray:
+                reap(started, grace_s=0.5)  # ray.shutdown has already waited for what it stops itself
+
+
+def _app_state(app_name: str) -> tuple[str, str]:
+    """The application's status and, while it is not running, what its deployments wait for (Serve's words)."""
+    from ray import serve
+
+    try:
+        app = serve.status().applications.get(app_name)
+    except Exception as exc:  # the controller may be busy starting
+        return "UNKNOWN", f"Serve is not answering yet ({type(exc).__name__})"
+    if app is None:
+        return "UNKNOWN", "the application is not deployed yet"
+    state = str(getattr(app.status, "value", app.status))
+    notes = [f"{name}: {d.message}" for name, d in app.deployments.items() if d.message]
+    if not notes:
+        for name, d in app.deployments.items():
+            counts = ", ".join(f"{k.lower()} {v}" for k, v in d.replica_states.items())
+            notes.append(f"{name}: replicas {counts or 'not created yet'}")
+    return state, "; ".join(notes) or (app.message or "")
+
+
+def unreachable(address: str, timeout_s: float = 5.0) -> str | None:
+    """Why nothing will answer at cluster `address` (a HOST:PORT that refuses connections), or None: Ray itself
+    would retry for minutes with only its own time-out lines. ``auto`` is left to Ray, which fails fast."""
+    import socket
+
+    if address in ("auto", "local") or address.startswith("ray://"):
+        return None
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return f"--address {address!r} is not HOST:PORT or auto"
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return (f"no Ray cluster answers at {address} ({exc}): check --address (the head's GCS port, 6379 by "
+                "default), or leave it out to start a private Ray")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Processes
+# ---------------------------------------------------------------------------------------------------------
+
+DEFAULT_AGENT_PORT = 52365
+"""The HTTP port of Ray's dashboard agent (Ray's default; the agent of any other Ray on the machine holds it)."""
+
+
+@contextlib.contextmanager
+def _dashboard_agent_port(port: int | None) -> Iterator[None]:
+    """Have `ray.init` give its dashboard agent `port` instead of the default one.
+
+    Why: with another Ray on the machine (a training run) the default is taken and the agent retries for 3.4 s
+    before giving up on it, which delays the whole start-up (the raylet waits for its agent), and `ray.init`
+    has no argument for it. Ray builds its parameters with `ray._private.parameter.RayParams`; this supplies
+    the port as that class's default while `ray.init` runs. Without that private class (another Ray version)
+    it does nothing: the agent then only starts later.
+    """
+    if port is None:
+        yield
+        return
+    try:
+        import ray._private.parameter as parameter
+
+        original = parameter.RayParams
+    except (ImportError, AttributeError):
+        yield
+        return
+
+    class _Params(original):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("dashboard_agent_listen_port", port)
+            super().__init__(*args, **kwargs)
+
+    parameter.RayParams = _Params
+    try:
+        yield
+    finally:
+        parameter.RayParams = original
+
+
+@contextlib.contextmanager
+def _serve_settings_inherited(own_ray: bool) -> Iterator[None]:
+    """While a Ray of our own starts, put Serve's settings for the replicas and the proxy (`REPLICA_ENV`,
+    `PROXY_ENV`) in the environment that its processes inherit, so that those actors need no runtime
+    environment (`AppOptions.inherit_env`). This process read Serve's settings when it imported Serve, before
+    this, and the environment is put back afterwards."""
+    if not own_ray:
+        yield
+        return
+    settings = {**REPLICA_ENV, **PROXY_ENV}
+    saved = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """Every process below `pid` (children, theirs, ...), as pid → start time (clock ticks since boot), so that
+    a pid reused later is not mistaken for one of them. Linux (``/proc``); empty elsewhere."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {}
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out: dict[int, int] = {}
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        started = _start_time(child)
+        if started is not None and child not in out:
+            out[child] = started
+            todo.extend(children.get(child, []))
+    return out
+
+
+def still_running(processes: dict[int, int]) -> list[int]:
+    """Those of `processes` (from `descendants`) that still run: same pid, same start time, not a zombie."""
+    alive = []
+    for pid, started in processes.items():
+        if _start_time(pid) == started and pid_alive(pid):
+            alive.append(pid)
+    return alive
+
+
+def reap(processes: dict[int, int], grace_s: float = 3.0) -> list[int]:
+    """Wait up to `grace_s` for `processes` to exit, then SIGTERM what remains and, a second later, SIGKILL it.
+
+    Why: ``ray.shutdown`` stops Ray's main processes, but its dashboard and runtime-env agents notice only after
+    30-80 s that their raylet is gone. A stopped server must leave nothing of its own behind. Only processes
+    recorded as this process's descendants are touched. Returns the pids that had to be signalled.
+    """
+    deadline = time.monotonic() + grace_s
+    while still_running(processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = still_running(processes)
+    for sig, wait_s in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 1.0)):
+        for pid in still_running({p: processes[p] for p in left}):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        until = time.monotonic() + wait_s
+        while still_running({p: processes[p] for p in left}) and time.monotonic() < until:
+            time.sleep(0.05)
+    return left
 
 
 # ---------------------------------------------------------------------------------------------------------

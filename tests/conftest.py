@@ -1,9 +1,11 @@
-"""Shared fixtures. Ray is started once per test session, for real (no mocks), on 127.0.0.1."""
+"""Shared fixtures. Ray is started once per test session, for real (no mocks), on 127.0.0.1. A compiled simulator
+core that is not built is reported at the end of the run, and is a failure under `--require-core` (CI)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -23,3 +25,56 @@ def ray_session() -> Iterator[None]:
     yield
     if started:
         ray.shutdown()
+
+
+# ---- the compiled simulator core: missing is reported, and a failure when required (issue 26) ----------------
+
+_CORE_MODULES = ("envs.nh.core._nhcore", "envs.nh.core._nhcore_testing")
+_MISSING_CORE = pytest.StashKey[list[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--require-core",
+        action="store_true",
+        help="a compiled simulator core that is not built fails its tests instead of skipping them "
+        "(the same as OSRS_RLLIB_REQUIRE_CORE=1, which CI sets)",
+    )
+
+
+def _missing_core_modules() -> list[str]:
+    """The core's extension modules that are not built here (found by name, not imported: a stale one is
+    built, and its tests fail with the command that rebuilds it)."""
+    import importlib.util
+
+    return [name for name in _CORE_MODULES if importlib.util.find_spec(name) is None]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from envs.nh.core import REQUIRE_CORE_ENV
+
+    if config.getoption("--require-core"):
+        os.environ[REQUIRE_CORE_ENV] = "1"  # read by the core tests' `compiled_core` and by subprocesses
+    missing = _missing_core_modules()
+    config.stash[_MISSING_CORE] = missing
+    if missing:
+        # A warning makes the run's summary line yellow: without the core, skipped core tests are not green.
+        config.issue_config_time_warning(pytest.PytestWarning(_missing_core_message(missing)), stacklevel=2)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    missing = config.stash.get(_MISSING_CORE, [])
+    if missing:
+        terminalreporter.write_sep("!", "compiled simulator core missing", red=True, bold=True)
+        terminalreporter.write_line(_missing_core_message(missing), red=True)
+
+
+def _missing_core_message(missing: list[str]) -> str:
+    from envs.nh.core import REQUIRE_CORE_ENV, require_core
+
+    what = "fail" if require_core() else "are skipped"
+    return (
+        f"the compiled simulator core is not built ({', '.join(missing)}): its tests {what} and the envs fall back "
+        f"to the Python engine. Build it with `pip install -e .` (needs gcc or clang); CI sets {REQUIRE_CORE_ENV}=1 "
+        "(or pass --require-core) so that a missing core fails instead of skipping."
+    )

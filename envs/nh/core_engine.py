@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, OBS_SIZE, PARTIAL_INDICES, check_action
-from envs.nh.core import load_core, reset_params, reward_weights_mapping
+from envs.nh.core import StaleCoreError, load_core, reset_params, reward_weights_mapping
 from envs.nh.engine import EngineStep, NHEngine, fight_info
 from envs.nh.loadouts import Build
 from envs.nh.masks import NUM_MASK
@@ -353,9 +353,17 @@ def check_engine(engine: str) -> str:
 
 
 def core_available() -> bool:
-    """Whether the compiled core is built and importable here."""
+    """Whether the compiled core is built and importable here.
+
+    Raises:
+        StaleCoreError: it is built, but from other C sources than the checkout's: an error rather than a silent
+            fall back (`engine: auto` would otherwise train on the Python engine after every pull that touches C),
+            and the message says how to rebuild.
+    """
     try:
         load_core()
+    except StaleCoreError:
+        raise
     except ImportError:
         return False
     return True
@@ -371,7 +379,7 @@ def make_engine(
     """The engine the `engine` option names: `core`, `python`, or `auto` (the core when built, else Python).
 
     `auto` without a built core logs one line per process and falls back; `core` without one is an
-    `ImportError` that says how to build it.
+    `ImportError` that says how to build it; a stale core (`StaleCoreError`) is an error for both.
     """
     global _fallback_logged
     check_engine(engine)
@@ -379,7 +387,10 @@ def make_engine(
         return CoreEngine(params, reward_weights, seed, observe_all)
     if engine == "auto" and not _fallback_logged:
         _fallback_logged = True
-        _log.warning("compiled simulator core not built: using the Python engine (pip install -e . builds it)")
+        _log.warning(
+            "compiled simulator core not built: using the Python engine, about 30x slower (`pip install -e .` builds "
+            "it; it needs a C compiler, gcc or clang)"
+        )
     return NHEngine(params, reward_weights, seed, observe_all)
 
 

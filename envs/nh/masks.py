@@ -16,7 +16,7 @@ from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
 from envs.nh.fight_view import FightView
 from envs.nh.items import ITEMS, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
-from envs.nh.operations import combat_boost, ranging_boost
+from envs.nh.operations import brew_defence_raise, combat_boost, ranging_boost
 from envs.nh.params import FightParams
 from envs.nh.state import EMPTY, FightMode, InventoryFacts, PlayerState, Skill, Spellbook, TimerId
 
@@ -68,7 +68,7 @@ def loadout_facts(load: Loadout) -> LoadoutFacts:
         spec_weapon=spec,
         spec_two_handed=spec is not None and ITEMS[spec].two_handed,
         spec_cost=ss[1] if ss else None,
-        brew_defence_cap=base[Skill.DEFENCE] + 2 + base[Skill.DEFENCE] * 20 // 100,
+        brew_defence_cap=base[Skill.DEFENCE] + brew_defence_raise(base[Skill.DEFENCE]),
         combat_caps=(
             base[Skill.ATTACK] + combat_boost(base[Skill.ATTACK]),
             base[Skill.STRENGTH] + combat_boost(base[Skill.STRENGTH]),

@@ -29,6 +29,7 @@ DAMAGE_RATIO_CLAMP = (0.5, 2.0)  # §15.2 entry 65
 FOOD_DELAY_NEVER = -100  # §15.2 entry 43: u = −100 if the timer does not exist
 ICE_BARRAGE_LEVEL = 94  # §15.2 entry 58
 BLOOD_BARRAGE_LEVEL = 92  # §15.2 entry 59
+MAGIC_DAMAGE_TENTHS_PER_PERCENT = 10  # §15.2 entries 125, 142–159: magic damage bonus in tenths -> percent
 MELEE_SPECIAL_CANDIDATES = (
     Ids.DRAGON_DAGGERS | {Ids.ARMADYL_GODSWORD, Ids.DRAGON_CLAWS, Ids.GRANITE_MAUL}
     | {Ids.VESTAS_LONGSWORD, Ids.ANCIENT_GODSWORD, Ids.STATIUS_WARHAMMER}
@@ -81,7 +82,7 @@ def static_block(load: Loadout, fight_mode: FightMode) -> np.ndarray:
     v[Obs.IS_ZURIEL_STAFF] = Ids.ZURIELS_STAFF in magic
     G, B = GearSet, Bonus
     v[Obs.MAGIC_ACCURACY] = _set_sum(load, G.MAGIC, B.MAGIC_ATTACK)
-    v[Obs.MAGIC_STRENGTH] = _set_sum(load, G.MAGIC, B.MAGIC_DAMAGE_TENTHS) / 10
+    v[Obs.MAGIC_STRENGTH] = _set_sum(load, G.MAGIC, B.MAGIC_DAMAGE_TENTHS) / MAGIC_DAMAGE_TENTHS_PER_PERCENT
     v[Obs.RANGED_ACCURACY] = _set_sum(load, G.RANGED, B.RANGED_ATTACK)
     v[Obs.RANGED_STRENGTH] = _set_sum(load, G.RANGED, B.RANGED_STRENGTH)
     if rw is not None:
@@ -430,7 +431,7 @@ def _write_target_gear_samples(out: np.ndarray, theirs: EpisodeStats) -> None:
         if sample is None:
             out[entry] = out[own_entry]
         elif bonus is Bonus.MAGIC_DAMAGE_TENTHS:
-            out[entry] = sample[bonus] / 10  # in percent, as entry 125
+            out[entry] = sample[bonus] / MAGIC_DAMAGE_TENTHS_PER_PERCENT  # in percent, as entry 125
         else:
             out[entry] = sample[bonus]
 

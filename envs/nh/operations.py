@@ -30,6 +30,10 @@ VENGEANCE_COOLDOWN_TICKS = 50  # §5.6, App. C
 VENGEANCE_MIN_MAGIC = 94  # §5.6
 VENGEANCE_MIN_BASE_DEFENCE = 40  # §5.6
 PIETY_TIER_MIN_BASE_DEFENCE = 70  # §7.1
+BREW_DEFENCE_RAISE_BASE = 2  # §8.3: a brew raises Defence by floor(2 + base × 20 / 100)
+BREW_DEFENCE_RAISE_PCT = 20  # §8.3
+BREW_DRAIN_BASE = 2  # §8.3: Attack (base, [DEV]), Strength, Magic and Ranged drop floor(x / 10) + 2
+BREW_DRAIN_DIVISOR = 10  # §8.3
 FOOD_PRIORITY = (Ids.SHARK, Ids.KARAMBWAN, Ids.ANGLERFISH)
 """The game's food list in priority order (spec §8.1): Shark, then Karambwan, then Anglerfish."""
 
@@ -209,18 +213,28 @@ def ranging_boost(base: int) -> int:
     return base // 10 + 4
 
 
+def brew_defence_raise(base_defence: int) -> int:
+    """A brew dose's Defence raise, also the cap above base it may reach (spec §8.3)."""
+    return BREW_DEFENCE_RAISE_BASE + base_defence * BREW_DEFENCE_RAISE_PCT // 100
+
+
+def brew_drain(level: int) -> int:
+    """What a brew dose takes from a drained level (spec §8.3)."""
+    return level // BREW_DRAIN_DIVISOR + BREW_DRAIN_BASE
+
+
 def apply_potion(p: PlayerState, potion: PotionType) -> None:
     """The effect of one dose (spec §8.3)."""
     lv, base = p.level, p.base
     if potion is PotionType.BREW:
-        d_raise = 2 + base[Skill.DEFENCE] * 20 // 100
+        d_raise = brew_defence_raise(base[Skill.DEFENCE])
         _raise_capped(p, Skill.DEFENCE, d_raise, base[Skill.DEFENCE] + d_raise)
         if not p.dying:
             h_raise = brew_hp_boost(base[Skill.HITPOINTS])
             _raise_capped(p, Skill.HITPOINTS, h_raise, base[Skill.HITPOINTS] + h_raise)
-        lv[Skill.ATTACK] = max(0, lv[Skill.ATTACK] - (base[Skill.ATTACK] // 10 + 2))  # [DEV] base Attack
+        lv[Skill.ATTACK] = max(0, lv[Skill.ATTACK] - brew_drain(base[Skill.ATTACK]))  # [DEV] base Attack
         for s in (Skill.STRENGTH, Skill.MAGIC, Skill.RANGED):
-            lv[s] = max(0, lv[s] - (lv[s] // 10 + 2))
+            lv[s] = max(0, lv[s] - brew_drain(lv[s]))
     elif potion is PotionType.RESTORE:
         if lv[Skill.PRAYER] < base[Skill.PRAYER]:
             lv[Skill.PRAYER] = min(lv[Skill.PRAYER] + restore_amount(base[Skill.PRAYER]), base[Skill.PRAYER])

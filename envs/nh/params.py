@@ -106,11 +106,7 @@ class FightParams:
             return params
         changes: dict[str, Any] = {}
         for key, value in options.items():
-            name = _ALIASES.get(key, key)
-            if name not in _FIELDS or name == "extra":
-                hint = did_you_mean(key, sorted((_FIELDS - {"extra"}) | set(_ALIASES)))
-                valid = sorted(_FIELDS - {"extra"})
-                raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {valid}", key)
+            name = option_name(key)
             try:
                 changes[name] = _coerce(name, value)
             except ParamError as exc:
@@ -153,6 +149,21 @@ _ALIASES = {
     "fight_mode": "fight_type",
 }
 """The spec's camelCase names of §13.1 and two short forms; the tools-only switch keeps its one name."""
+
+
+def option_name(key: str) -> str:
+    """The `FightParams` field a reset option sets (``allowSmite`` and ``allow_smite`` both set ``allow_smite``),
+    so that callers which treat some options apart (the fight rules, `policies/fight_rules.py`) see every
+    spelling of one option as the same option.
+
+    Raises:
+        ParamError: `key` is no reset option; the message lists the valid ones.
+    """
+    name = _ALIASES.get(key, key)
+    if name not in _FIELDS or name == "extra":
+        hint = did_you_mean(key, sorted((_FIELDS - {"extra"}) | set(_ALIASES)))
+        raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {sorted(_FIELDS - {'extra'})}", key)
+    return name
 
 
 def _enum_value(enum: type, value: Any, what: str) -> Any:

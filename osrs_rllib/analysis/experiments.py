@@ -56,9 +56,11 @@ class ExperimentView:
     @property
     def fight_options(self) -> dict[str, Any]:
         """The run's reset options (``env.params``) as evaluation used them: pass them to `play` to fight
-        the fights the agent trained on (builds, gear randomisation, masks, fight length)."""
-        params = dict((self.config.get("env") or {}).get("params") or {})
-        params.pop("include_opponent_observation", None)
+        the fights the agent trained on (builds, gear randomisation, fight length; the rules, which `play` takes
+        from a model side anyway). Read by `policies.fight_rules.fight_rules_of`, like a model file's."""
+        from policies.fight_rules import fight_rules_of
+
+        params = dict(fight_rules_of(self.config, name=str(self.path)).training_options)
         if params.get("randomize_build"):
             params.pop("account_build", None)
         return params

@@ -11,6 +11,10 @@ Figures are read from the simulator state after each tick (`on_step` hands over 
 and player by `_TickReader`; the per-fight row is the sum of the per-tick rows by construction, which the
 tests check. The state is read through `osrs_rllib.fight_view`, so the fights run on either engine with the
 same figures (and replays): the compiled core by default (``engine="auto"``).
+
+A model side plays by the rules it was trained under (`policies.fight_rules`: its training config's masks and
+``death_match``) unless `play`'s options set them, as in `osrs-rllib fight`; the DataFrames carry the rules used
+in ``.attrs["rules"]``.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from osrs_rllib.fight_view import EventsLike, PlayerLike
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from osrs_rllib.replay.state import gear_set
+from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
 
 logger = logging.getLogger(__name__)
 
@@ -542,7 +547,8 @@ def play(
         engine: The simulator (`envs.nh.core_engine.make_engine`): ``auto`` (the compiled core when built, else
             the Python engine with one log line), ``core`` or ``python``; the DataFrames and the replays are the
             same on both.
-        **options: Reset options of spec §13.1 (``max_episode_ticks=500``, ``randomize_gear=True``, ...).
+        **options: Reset options of spec §13.1 (``max_episode_ticks=500``, ``randomize_gear=True``, ...). A model
+            side's training rules (``allow_smite``, ... `policies.fight_rules.RULE_KEYS`) apply unless set here.
 
     Returns:
         The per-fight DataFrame: ``fight``, ``seed``, ``a``, ``b``, ``build``, ``fight_type``, ``winner``
@@ -558,10 +564,12 @@ def play(
         and karambwans left, position), what the tick added to the per-fight sums (same column names as
         the counts above, plus ``damage_taken``), the action of every head (``act_<head>``, -1 for the
         simulator's baseline), the model's value estimate ``value``, its win probability ``win_prob`` (NaN unless the
-        model file carries the ``winrate`` extension) and the ``obs`` / ``mask`` it acted on.
+        model file carries the ``winrate`` extension) and the ``obs`` / ``mask`` it acted on. Both DataFrames
+        hold the rules played by in ``.attrs["rules"]`` (`FightRules.to_dict`).
 
     Raises:
-        AnalysisError: A bad side, count, seed or option (the message says which).
+        AnalysisError: A bad side, count, seed or option, or two model sides trained under different rules
+            that the options leave open (the message says which).
 
     Example:
         >>> df = play("tribrid", "baseline", fights=20, seed=1)
@@ -590,7 +598,15 @@ def play(
         Path(replay_dir).mkdir(parents=True, exist_ok=True)
     record = bool(record)
     critic = record and any(p.model is not None and p.model.critic_size != p.model.obs_size for p in (pa, pb))
-    params = fight_params(pb, fights, build, options, critic=critic)
+    try:
+        rules = resolve_fight_rules(
+            [fight_rules_of(p.model, name=p.name) for p in (pa, pb) if p.model is not None],
+            options,
+            how_to_set="{key}={python}",
+        )
+    except RulesConflict as exc:
+        raise AnalysisError(f"{exc}; pass them to play() as keyword arguments") from None
+    params = fight_params(pb, fights, build, {**rules.options(), **options}, critic=critic)
     workers = min(workers, fights)
     chunks = [tuple(range(fights))[w::workers] for w in range(workers)]
     jobs = [
@@ -605,8 +621,10 @@ def play(
             results = list(pool.map(_run_job, jobs))
     fight_rows = [r for res in results for r in res[0]]
     frame = pd.DataFrame(fight_rows).sort_values("fight", kind="stable").reset_index(drop=True)
+    frame.attrs["rules"] = rules.to_dict()
     if not record:
         return frame
     tick_rows = [r for res in results for r in res[1]]
     ticks = pd.DataFrame(tick_rows).sort_values(["fight", "tick", "player"], kind="stable").reset_index(drop=True)
+    ticks.attrs["rules"] = rules.to_dict()
     return frame, ticks

@@ -33,7 +33,8 @@ from policies.model_file import read_model_meta
 
 CACHE_FILE = Path("analysis") / "checkpoint_table.json"
 """Where `checkpoint_table` keeps its rows, relative to the experiment directory."""
-CACHE_FORMAT = "osrs-rllib-checkpoint-table/1"
+CACHE_FORMAT = "osrs-rllib-checkpoint-table/2"
+"""/2: fights follow the checkpoint's training rules (issue 27); /1 rows were played under the spec's defaults."""
 TABLE_COLUMNS = (
     "iteration",
     "env_steps",
@@ -85,7 +86,8 @@ def checkpoint_table(
         **options: Reset options (spec §13.1), as in `play`.
 
     Returns:
-        Columns `TABLE_COLUMNS`, ordered by iteration then opponent.
+        Columns `TABLE_COLUMNS`, ordered by iteration then opponent; ``.attrs["rules"]`` lists the distinct rules
+        the rows were played by (`play`: each checkpoint's training rules unless `options` set them).
 
     Raises:
         AnalysisError: No experiment, no checkpoint, or an unknown iteration or opponent.
@@ -125,7 +127,7 @@ def checkpoint_table(
             if row is None:
                 policy = policy or load_policy(cp["path"], deterministic=deterministic)
                 games = play(policy, opp, fights, seed, build, parallel=parallel, workers=workers, **options)
-                row = _summarise(games)
+                row = {**_summarise(games), "rules": games.attrs.get("rules")}
                 entries[key] = row
                 dirty = True
             rows.append(
@@ -139,7 +141,10 @@ def checkpoint_table(
             )
     if cache and dirty:
         write_json_atomic(cache_path, {"format": CACHE_FORMAT, "entries": entries})
-    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    rules = [r.get("rules") for r in rows]
+    table.attrs["rules"] = [r for i, r in enumerate(rules) if r is not None and r not in rules[:i]]
+    return table
 
 
 def _summarise(games: pd.DataFrame) -> dict[str, Any]:

@@ -8,16 +8,19 @@ from pathlib import Path
 import typer
 
 from envs.nh.core_engine import check_engine
+from envs.nh.params import FightParams
 from osrs_rllib.replay.format import ReplayError, load_replay
 from osrs_rllib.replay.verify import verify as verify_replay
 from osrs_rllib.replay.viewer import write_html
+from policies.fight_rules import FightRules
 
 
 def replay_command(
     file: Path, out: Path | None, verify: bool, fail: Callable[[str], typer.Exit], engine: str = "auto"
 ) -> int:
     """Verify (on `engine`) or render one replay; returns the exit status (0 ok, 1 the replay differs, 2 bad
-    input)."""
+    input). Either way the rules the fight was played by are printed: a replay holds its fight's parameters, so
+    it re-runs under the rules it was recorded with (a model's training rules, `policies.fight_rules`)."""
     try:
         check_engine(engine)
     except ValueError as exc:
@@ -28,6 +31,7 @@ def replay_command(
             check = verify_replay(rep, engine=engine)
             check.path = str(file)
             typer.echo(check.summary())
+            typer.echo(_rules_line(rep.params))
             return 0 if check.ok else 1
         target = out if out is not None else file.with_suffix(".html")
         write_html(rep, target)
@@ -35,4 +39,9 @@ def replay_command(
         raise fail(str(exc)) from None
     players = " vs ".join(p["name"] for p in rep.players)
     typer.echo(f"{players}: {len(rep.ticks) - 1} ticks written to {target} (open it in any browser, offline)")
+    typer.echo(_rules_line(rep.params))
     return 0
+
+
+def _rules_line(params: FightParams) -> str:
+    return FightRules.from_params(params, "recorded in the replay").describe()

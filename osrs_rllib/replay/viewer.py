@@ -1,6 +1,7 @@
 """The replay viewer: one self-contained HTML page per fight (issue 13 item 2).
 
-The page is `templates/viewer.html` with its CSS, its JavaScript and the replay's JSON pasted inline:
+The page is `templates/viewer.html` with its CSS, its JavaScript (the fight view `fightview.js`, shared with
+`osrs-rllib play`, and the player `viewer.js`) and the replay's JSON pasted inline:
 no network access, no CDN, no fonts or images (everything is drawn with inline SVG and CSS), so the file
 can be mailed, attached to an issue or opened from disk years later. `show_replay` in
 `osrs_rllib.analysis` wraps the same page in an iframe for Jupyter.
@@ -39,6 +40,7 @@ def render_html(replay: Replay | str | os.PathLike[str]) -> str:
     for key, value in (
         ("__TITLE__", html.escape(title)),
         ("__CSS__", _template("viewer.css")),
+        ("__FIGHT_VIEW__", _template("fightview.js")),
         ("__JS__", _template("viewer.js")),
     ):
         page = page.replace(key, value)

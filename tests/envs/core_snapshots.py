@@ -1,15 +1,27 @@
 """The Python engine's state in the plain form the compiled core's snapshots take (issue 15).
 
-The differential tests compare `envs.nh.core._nhcore` dicts with these, field by field: enums as their
-number (IntEnums by value, other enums by position), player references as player indices, sets as
-sorted lists. One place for the mapping, so a new ported field is added once for every test.
+The differential tests compare the compiled core's dicts (`FightBatch.player`, `.events`, `.stats`) with
+these, field by field: enums as their number (IntEnums by value, other enums by position), player references
+as player indices, sets as sorted lists. One place for the mapping, so a new ported field is added once for
+every test; `test_core_mirrors.py` checks that it names every field of the Python definitions.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
-from envs.nh.core import reset_params
+import pytest
+
+from envs.nh.core import (
+    REQUIRE_CORE_ENV,
+    StaleCoreError,
+    load_core,
+    load_testing_core,
+    mirrors,
+    require_core,
+    reset_params,
+)
 from envs.nh.items import ITEMS, SLOT_WEAPON, Stance, WeaponClass
 from envs.nh.loadouts import Build, GearSet, Loadout
 from envs.nh.sim import FightSim
@@ -19,7 +31,25 @@ from envs.nh.stats import EpisodeStats, TickEvents
 BUILDS = list(Build)
 GEAR_SETS = list(GearSet)
 WEAPON_CLASSES = list(WeaponClass)
-EFFECTS = {"": 0, "statius": 1, "ags_sacrifice": 2, "morrigan_bleed": 3}  # enum nh_effect (nh_state.h)
+EFFECTS = {tag: k for k, tag in enumerate(mirrors.EFFECTS)}  # NH_EFFECT_* (generated from mirrors.EFFECTS)
+
+
+def compiled_core(testing: bool = True) -> ModuleType:
+    """The compiled core a core test module runs against: the testing build (`load_testing_core`: the batch
+    API and the differential drivers) or, with `testing=False`, the production one (`load_core`).
+
+    Where it is not built the module is skipped, unless `OSRS_RLLIB_REQUIRE_CORE` is set (CI sets it, as does
+    `pytest --require-core`): then a missing core fails the module instead of turning it green by skipping.
+    A stale core (built from other C sources) always fails, with the command that rebuilds it.
+    """
+    try:
+        return load_testing_core() if testing else load_core()
+    except StaleCoreError:
+        raise
+    except ImportError as exc:
+        if require_core():
+            pytest.fail(f"{exc} ({REQUIRE_CORE_ENV} is set: a missing core is a failure, not a skip)", pytrace=False)
+        pytest.skip(str(exc), allow_module_level=True)
 
 
 def loadout(lo: Loadout) -> dict[str, Any]:

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.envs.core_snapshots import compiled_core
 
-pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+compiled_core(testing=False)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -33,8 +33,9 @@ from envs.nh.sim import FightSim
 from envs.nh.spells import Spell
 from envs.nh.state import PlayerState, Skill
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 METHODS = list(Method)
 BOLTS = sorted(Ids.OPAL_BOLTS | Ids.DIAMOND_BOLTS | Ids.DRAGONSTONE_BOLTS)

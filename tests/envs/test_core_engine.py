@@ -22,8 +22,9 @@ from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, FightParams, ParamError
 from envs.nh.rewards import CORE_REWARD_WEIGHTS, REWARD_COMPONENTS
 from envs.rllib_env import NHMultiAgentEnv
+from tests.envs.core_snapshots import compiled_core
 
-pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+compiled_core(testing=False)
 
 BUILDS = [b.value for b in Build]
 

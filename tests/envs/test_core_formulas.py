@@ -16,8 +16,9 @@ import pytest
 
 from envs.nh import formulas
 from envs.nh.prayers import prayer_multiplied
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 LEVELS = range(0, 121)
 PRAYER_PCTS = (100, 105, 110, 115, 120, 123, 125)

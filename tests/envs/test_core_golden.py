@@ -20,9 +20,10 @@ from envs.nh.loadouts import Loadout
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.sim import FightSim
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 from tests.envs.test_golden import CASES, PLAIN_METHODS, TOLERANCE, _attacker, _defender, _expected_method
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 METHODS = list(Method)
 

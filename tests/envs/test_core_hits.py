@@ -26,8 +26,9 @@ from envs.nh.combat import (
 )
 from envs.nh.formulas import ARMADYL_CROSSBOW_PROC_MULTIPLIER, hit_chance
 from tests.envs.combat_players import make_player
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 HIT_ORDINARY, HIT_CLAWS, HIT_VESTA = 0, 1, 2  # kinds of Rng.hits (nhcore_module.c)
 BOLT_NONE = -1

@@ -18,8 +18,9 @@ from envs.nh import movement
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.sim import FightSim
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 OPS = ("follow", "take_steps", "can_reach", "append_path", "reset_walk", "queue_end", "distance", "in_melee_range")
 EDGE_X, EDGE_Y = movement.WILDERNESS_X[0], movement.WILDERNESS_Y[0]

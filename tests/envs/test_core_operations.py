@@ -19,8 +19,9 @@ from envs.nh.prayers import Prayer
 from envs.nh.sim import FightSim
 from envs.nh.state import TIMER_NEVER_SET, PlayerState, Skill, Spellbook
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 FOODS = (Ids.SHARK, Ids.ANGLERFISH, Ids.KARAMBWAN)
 OPS = (

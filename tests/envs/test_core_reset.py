@@ -18,8 +18,9 @@ from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import FightSim
 from envs.nh.state import FightMode
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 BUILDS = list(Build)
 _python_loadout = snapshots.loadout

@@ -22,8 +22,9 @@ from envs.nh.engine import NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.rewards import CORE_REWARD_WEIGHTS, REWARD_COMPONENTS, WEIGHT_TYPES, RewardWeights
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 
 class LegalSampler:

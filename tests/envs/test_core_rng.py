@@ -20,8 +20,9 @@ from envs.nh.sim import (
     TRAINING_SPAWN_X,
     TRAINING_SPAWN_Y,
 )
+from tests.envs.core_snapshots import compiled_core
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

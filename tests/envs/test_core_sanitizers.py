@@ -1,10 +1,11 @@
 """The compiled core's differential tests under AddressSanitizer and UndefinedBehaviorSanitizer (issue 15).
 
-The core is rebuilt from `envs/nh/core/src/*.c` with `-fsanitize=address,undefined` into a temporary
-directory, loaded under its usual name `envs.nh.core._nhcore` in a fresh interpreter (libasan
-preloaded, as a sanitized extension in an unsanitized Python needs), and the core's differential tests
-run against it there; any out-of-bounds access, use after free, signed overflow or misaligned access
-aborts that run. Slow (a compile plus the tests at sanitizer speed): `pytest -m slow`.
+Both extensions of the core (the production `_nhcore` and the testing `_nhcore_testing` with the differential
+drivers, as setup.py builds them) are rebuilt from `envs/nh/core/src/*.c` with `-fsanitize=address,undefined`
+into a temporary directory, loaded under their usual names in a fresh interpreter (libasan preloaded, as a
+sanitized extension in an unsanitized Python needs), and the core's differential tests run against them there;
+any out-of-bounds access, use after free, signed overflow or misaligned access aborts that run. Slow (two
+compiles plus the tests at sanitizer speed): `pytest -m slow`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
+from envs.nh.core._sources import source_hash
 
 REPO = Path(__file__).resolve().parents[2]
 CORE_SRC = REPO / "envs" / "nh" / "core" / "src"
@@ -34,19 +37,20 @@ DIFFERENTIAL_TESTS = [
 ]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
 
-# Runs in the child: load the sanitized build under the extension's name, then the differential tests.
+# Runs in the child: load the sanitized builds under the extensions' names, then the differential tests.
 CHILD = """
 import importlib.util, sys
-spec = importlib.util.spec_from_file_location("envs.nh.core._nhcore", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-sys.modules["envs.nh.core._nhcore"] = module
 import envs.nh.core
-envs.nh.core._nhcore = module
+for name, path in (("_nhcore", sys.argv[1]), ("_nhcore_testing", sys.argv[2])):
+    spec = importlib.util.spec_from_file_location(f"envs.nh.core.{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[f"envs.nh.core.{name}"] = module
+    setattr(envs.nh.core, name, module)
+    assert module.__file__ == path
 import pytest
-assert module.__file__ == sys.argv[1]
 # -s: a sanitizer report goes to the real stderr, not into pytest's capture that the abort discards.
-sys.exit(pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-m", "not slow", *sys.argv[2:]]))
+sys.exit(pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-m", "not slow", *sys.argv[3:]]))
 """
 
 
@@ -68,25 +72,32 @@ def _runtime_library(cc: str, name: str) -> str:
 def test_differential_tests_pass_under_asan_and_ubsan(tmp_path: Path) -> None:
     cc = _compiler()
     libasan = _runtime_library(cc, "libasan.so")
-    target = tmp_path / f"_nhcore{sysconfig.get_config_var('EXT_SUFFIX')}"
-    compile_cmd = [
-        cc,
-        "-shared",
-        "-fPIC",
-        "-std=c11",
-        "-O1",
-        "-g",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        *SANITIZE_FLAGS,
-        f"-I{CORE_SRC}",
-        f"-I{sysconfig.get_paths()['include']}",
-        *map(str, sorted(CORE_SRC.glob("*.c"))),
-        "-o",
-        str(target),
-    ]
-    subprocess.run(compile_cmd, check=True, cwd=REPO)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    targets = [tmp_path / f"_nhcore{suffix}", tmp_path / f"_nhcore_testing{suffix}"]
+    drivers = CORE_SRC / "nhcore_testing.c"
+    production = [p for p in sorted(CORE_SRC.glob("*.c")) if p != drivers]
+    builds = ((targets[0], production, []), (targets[1], [*production, drivers], ["-DNH_TESTING"]))
+    for target, sources, macros in builds:
+        compile_cmd = [
+            cc,
+            "-shared",
+            "-fPIC",
+            "-std=c11",
+            "-O1",
+            "-g",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            *SANITIZE_FLAGS,
+            f'-DNH_SOURCE_HASH="{source_hash()}"',
+            *macros,
+            f"-I{CORE_SRC}",
+            f"-I{sysconfig.get_paths()['include']}",
+            *map(str, sources),
+            "-o",
+            str(target),
+        ]
+        subprocess.run(compile_cmd, check=True, cwd=REPO)
     env = {
         **os.environ,
         "LD_PRELOAD": libasan,
@@ -95,7 +106,7 @@ def test_differential_tests_pass_under_asan_and_ubsan(tmp_path: Path) -> None:
     }
     tests = [str(REPO / "tests" / "envs" / name) for name in DIFFERENTIAL_TESTS]
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, str(target), *tests], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", CHILD, *map(str, targets), *tests], cwd=REPO, env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[:4000]  # the report leads stderr
     assert " passed" in result.stdout and "skipped" not in result.stdout, result.stdout[-2000:]

@@ -27,9 +27,10 @@ from envs.nh.sim import FightSim
 from envs.nh.spells import Spell
 from envs.nh.state import PendingHit, Skill
 from tests.envs import core_snapshots as snapshots
+from tests.envs.core_snapshots import compiled_core
 from tests.envs.test_core_combat import _wear
 
-core = pytest.importorskip("envs.nh.core._nhcore", reason="compiled core not built (pip install -e .)")
+core = compiled_core()
 
 SPECIAL_WEAPONS = sorted(SPECIALS)
 EFFECTS = ("", "statius", "ags_sacrifice", "morrigan_bleed")

@@ -454,3 +454,57 @@ def test_a_prescient_rung_needs_the_environment_to_host_it() -> None:
     assert prescient in league_rungs(True) and prescient not in league_rungs(False)
     assert f"scripted_{prescient}" in fixed_policies(True) and f"scripted_{prescient}" not in fixed_policies(False)
     assert set(league_rungs(False)) == set(LADDER) - {prescient}
+
+
+# ---- the best checkpoint -------------------------------------------------------------------------------
+
+
+def test_best_by_must_be_an_evaluation_opponent() -> None:
+    """`nh.yml` judges "best" by the expert (the baseline is saturated); naming an opponent that is not evaluated
+    is a one-line error naming the key, not a run whose best.nhmodel silently never updates."""
+    assert load_config("configs/nh.yml").checkpoint.best_by == "expert"
+    assert load_config("configs/nh.yml", ["checkpoint.best_by=null"]).checkpoint.best_by is None
+    with pytest.raises(ConfigError, match=r"checkpoint\.best_by.*not an evaluation opponent"):
+        load_config("configs/nh.yml", ["checkpoint.best_by=tribrid"])
+
+
+def test_the_best_checkpoint_follows_best_by() -> None:
+    from types import SimpleNamespace
+
+    from osrs_rllib.train import Trainer
+
+    rows = [
+        {"opponent": "baseline", "mode": "deterministic", "win_rate": 0.99},
+        {"opponent": "expert", "mode": "deterministic", "win_rate": 0.71},
+        {"opponent": "expert", "mode": "stochastic", "win_rate": 0.65},
+    ]
+    for best_by, expected in ((None, 0.99), ("expert", 0.71), ("baseline", 0.99)):
+        fake = SimpleNamespace(cfg=SimpleNamespace(checkpoint=SimpleNamespace(best_by=best_by)))
+        assert Trainer._headline_win_rate(fake, rows) == expected  # type: ignore[arg-type]
+    fake = SimpleNamespace(cfg=SimpleNamespace(checkpoint=SimpleNamespace(best_by="expert")))
+    assert Trainer._headline_win_rate(fake, []) is None  # type: ignore[arg-type]
+
+
+# ---- the league study's recipes (configs/study/, benchmarks/league_study.py) ---------------------------
+
+
+def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> None:
+    """Each recipe is the main job with one idea changed, so the study compares ideas, not accidents."""
+    import sys
+
+    sys.path.insert(0, str(CONFIGS.parent / "benchmarks"))
+    from league_study import RECIPES
+
+    main = load_config(CONFIGS / "nh.yml")
+    study = {r: load_config(CONFIGS / "study" / f"{r}.yml") for r in RECIPES}
+    assert sorted(p.stem for p in (CONFIGS / "study").glob("*.yml")) == sorted(RECIPES)
+    same = ("env", "model", "runners", "evaluation", "checkpoint")
+    for recipe, cfg in study.items():
+        for section in same:
+            assert getattr(cfg, section) == getattr(main, section), (recipe, section)
+    assert study["mix"].opponents == main.opponents and study["mix"].ppo == main.ppo
+    assert study["past-self"].opponents.normalized()["prioritized"] > main.opponents.normalized()["prioritized"]
+    assert "prioritized" not in study["pfsp"].opponents.normalized() and study["pfsp"].opponents.normalized()["pfsp"]
+    assert study["exploiters"].league.main_exploiters == study["exploiters"].league.league_exploiters == 1
+    assert study["expert-entropy"].opponents.normalized()["expert"] > 0
+    assert study["expert-entropy"].ppo.entropy_coeff != main.ppo.entropy_coeff

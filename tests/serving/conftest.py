@@ -84,7 +84,8 @@ def stack(ray_session: None, models_dir: Path) -> Iterator[Stack]:
     from serving.runtime import deploy, start_proxy
 
     handle = deploy(AppOptions(models_dir=str(models_dir), cpus_per_replica=0, reload_s=0.3))
-    limits = ProxyLimits(max_connections=64, idle_timeout_s=3.0, max_line_bytes=200_000)
+    # A generous deadline: these tests check answers under load, test_deadline.py checks the default one.
+    limits = ProxyLimits(max_connections=64, idle_timeout_s=3.0, max_line_bytes=200_000, deadline_s=60.0)
     proxy, (host, port) = start_proxy("127.0.0.1", 0, limits)
     yield Stack(host, port, models_dir, proxy, handle)
     ray.kill(proxy, no_restart=True)

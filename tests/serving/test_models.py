@@ -69,7 +69,7 @@ def test_statistics_match_the_network(registry: ModelRegistry, local_dir: Path) 
         probs = model.module.probabilities(o, m, actions)
     for i, r in enumerate(replies):
         assert r["logProb"] == pytest.approx(float(logp[i]), abs=1e-5)
-        assert r["entropy"] == pytest.approx(float(entropy[i].sum()), abs=1e-5)
+        assert r["entropy"] == pytest.approx(entropy[i].tolist(), abs=1e-5)  # one entropy per head
         assert [len(p) for p in r["probs"]] == list(HEAD_SIZES)
         for h, size in enumerate(HEAD_SIZES):
             np.testing.assert_allclose(r["probs"][h], probs[i, h, :size].numpy(), atol=1e-6)
@@ -182,11 +182,22 @@ def test_live_reload_keeps_a_good_model_over_a_damaged_file(tmp_path: Path) -> N
 
 
 def test_missing_directory_serves_the_ladder_until_models_appear(tmp_path: Path) -> None:
+    honest = [n for n in LADDER if n not in PRESCIENT]
     reg = ModelRegistry(tmp_path / "models")
-    assert reg.names() == list(LADDER)
+    assert reg.names() == honest
     write_model(tmp_path / "models" / "latest.nhmodel", 31)
     reg.refresh()
-    assert reg.names() == ["latest", *LADDER]
+    assert reg.names() == ["latest", *honest]
+
+
+def test_a_prescient_rung_is_not_listed_and_says_why(registry: ModelRegistry) -> None:
+    """A prescient rung needs the other seat's action, which no client has: listing it would promise a player
+    that fails every request."""
+    assert PRESCIENT and not PRESCIENT & {m["name"] for m in registry.describe()}
+    obs, masks = inputs(1, 10)
+    name = sorted(PRESCIENT)[0]
+    (err,) = registry.answer([req(name, obs[0], masks[0])])
+    assert f"model {name!r} is not served: it is a prescient ladder rung" in err["error"]
 
 
 def test_noise_constant_gives_exact_argmax() -> None:

@@ -127,3 +127,36 @@ def test_reply_encoding_is_one_line_and_finite() -> None:
     assert raw.endswith(b"\n") and raw.count(b"\n") == 1
     decoded = json.loads(raw)
     assert list(decoded) == list(REPLY_FIELDS) and decoded["logProb"] is None
+
+
+HUGE = "7" * 5000
+"""An integer literal beyond Python's integer-string limit (4,300 digits): `json.loads` itself raises."""
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (json.dumps(good()).replace('"obs": [[0.5', f'"obs": [[{HUGE}'), "field 'obs'"),
+        (json.dumps(good()).replace('"obs": [[0.5', f'"obs": [[{HUGE}'), "an integer of 5000 digits"),
+        (json.dumps(good()).replace('"obs": [[0.5', f'"obs": [[-{HUGE}'), "an integer of 5000 digits"),
+        (json.dumps(good()).replace('"obs": [[0.5', '"obs": [[' + "9" * 40), "frame 0 entry 0 is an integer of 40"),
+        (json.dumps(good()).replace('"obs": [[0.5', '"obs": [[1e39'), "within float32 range"),
+        (json.dumps(good()).replace('"obs": [[0.5', '"obs": [[-Infinity'), "must be finite"),
+        (json.dumps(good()).replace('"deterministic": true', f'"deterministic": {HUGE}'), "field 'deterministic'"),
+        (json.dumps(good()).replace('"returnLogProb": false', f'"returnLogProb": {HUGE}'), "field 'returnLogProb'"),
+        (json.dumps(good(model=0)).replace('"model": 0', f'"model": {HUGE}'), "field 'model'"),
+        (json.dumps(good()).replace('[[true, true, true, true]', f'[[{HUGE}, true, true, true]', 1), "actionMasks"),
+        (line(good(obs=[[[0.5]] * OBS_SIZE])), "frame 0 entry 0 is a list"),
+    ],
+)
+def test_malformed_numbers_are_named_by_field(raw: str, expected: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        parse_line(raw)
+    assert expected in str(info.value)
+    assert len(str(info.value)) < 400, "the message quotes the field, not the number"
+
+
+def test_deterministic_as_a_list_of_one_applies_to_every_head() -> None:
+    for flag in (True, False):
+        req = parse_line(line(good(deterministic=[flag])))
+        assert isinstance(req, Request) and req.deterministic == (flag,) * NUM_HEADS

@@ -86,6 +86,33 @@ def test_errors_keep_the_connection_and_good_requests_follow(registry: ModelRegi
     run_with_proxy(registry, ProxyLimits(), body)
 
 
+def test_malformed_numbers_get_one_error_line_each_and_the_connection_stays(registry: ModelRegistry) -> None:
+    """A 5,000-digit integer used to raise Python's integer-string ValueError inside the proxy and drop the
+    connection; a 40-digit one was refused with "found null None"."""
+    text = GOOD.decode()
+    bad_lines = [
+        text.replace("[[0.0,", "[[" + "7" * 5000 + ",", 1).encode(),
+        text.replace("[[0.0,", "[[" + "9" * 40 + ",", 1).encode(),
+        text.replace("[[0.0,", "[[1e39,", 1).encode(),
+        text.replace("[[0.0,", "[[NaN,", 1).encode(),
+        text.replace('"returnLogProb": false', '"returnLogProb": ' + "1" * 5000, 1).encode(),
+    ]
+    expected = ["an integer of 5000 digits", "an integer of 40 digits", "within float32 range", "must be finite",
+                "field 'returnLogProb'"]
+
+    async def body(host: str, port: int) -> None:
+        reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
+        for raw, want in zip(bad_lines, expected, strict=True):
+            writer.write(raw + GOOD)
+            await writer.drain()
+            error = json.loads(await reader.readline())
+            assert want in error["error"] and "field '" in error["error"], error
+            assert list(json.loads(await reader.readline())) == list(REPLY_FIELDS)
+        writer.close()
+
+    run_with_proxy(registry, ProxyLimits(), body)
+
+
 def test_limits_answer_then_close(registry: ModelRegistry) -> None:
     async def body(host: str, port: int) -> None:
         # A line over the limit.
@@ -145,4 +172,6 @@ def test_fifty_clients_in_order(registry: ModelRegistry, tmp_path: Path) -> None
         wrong = [(i, a) for r in results for i, a in r if a != expected[i]]
         assert not wrong, wrong[:3]
 
-    run_with_proxy(registry, ProxyLimits(), body)
+    # Ordering is under test here, not the deadline (test_deadline.py): on a loaded test machine one forward
+    # pass over a large group can outlast the default.
+    run_with_proxy(registry, ProxyLimits(deadline_s=60.0), body)

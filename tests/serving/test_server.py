@@ -80,7 +80,9 @@ def test_every_field_combination(client: ServeClient) -> None:
             assert [len(p) for p in reply["probs"]] == list(HEAD_SIZES)
         if lp:
             assert reply["logProb"] <= 0.0
-        assert reply["extensionResults"] is None
+        assert reply["extensionResults"] == []
+        if ent:
+            assert len(reply["entropy"]) == NUM_HEADS
     # Frames: the stacked model takes its offsets' frames or the whole recent history.
     history = np.stack([obs[0], obs[0] * 0.5, obs[0] * 0.25])
     a = client.act("stacked", history[[0, 2]], masks[0]).action

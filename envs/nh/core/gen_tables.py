@@ -7,22 +7,26 @@ compiler (no numpy, no yaml at build time). `tests/envs/test_core_tables.py` reg
 when the checked-in file is stale, so a changed constant cannot silently diverge between the engines.
 
 It also writes `envs/nh/core/src/nh_data.c`, the rows of the data tables (items, consumables, builds,
-gear randomisation) from the Python engine's parsed tables, so the Python loader's checks apply to both.
+gear randomisation) from the Python engine's parsed tables, so the Python loader's checks apply to both, and
+`envs/nh/core/src/nh_fields.h`, the binding's field tables (reset parameters, player snapshot, events,
+signals, reward-weight names) from the Python definitions through `mirrors.py`: a field added in Python
+without a mirror stops the generation with its name (issue 26).
 
 Run from the repository root:
 
-    python -m envs.nh.core.gen_tables          # rewrite both files
-    python -m envs.nh.core.gen_tables --check  # exit 1 when either is stale
+    python -m envs.nh.core.gen_tables          # rewrite the three files
+    python -m envs.nh.core.gen_tables --check  # exit 1 when any is stale
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -41,7 +45,9 @@ from envs.nh.combat import (
     Method,
     _Bolt,
 )
-from envs.nh.contract import HEAD_OFFSETS
+from envs.nh.contract import HEAD_OFFSETS, HEAD_SIZES
+from envs.nh.core import mirrors
+from envs.nh.core.mirrors import CField
 from envs.nh.items import (
     AMMO_IGNORED_CLASSES,
     CONSUMABLES,
@@ -50,6 +56,7 @@ from envs.nh.items import (
     CombatStyle,
     Ids,
     Stance,
+    StyleType,
     WeaponClass,
 )
 from envs.nh.loadouts import (
@@ -72,12 +79,20 @@ from envs.nh.loadouts import (
     SwapAll,
     SwapSet,
 )
+from envs.nh.loadouts.assembly import _inventory_rank
+from envs.nh.loadouts.loadout import Loadout
 from envs.nh.operations import anglerfish_heal, brew_hp_boost, combat_boost, ranging_boost, restore_amount
+from envs.nh.params import FightParams
 from envs.nh.prayers import CONFLICTS, PRAYERS, Prayer
+from envs.nh.rewards import NULL_STYLE, REWARD_COMPONENTS, STYLE_NAMES, RewardWeights
+from envs.nh.sim import Outcome
 from envs.nh.spells import SPELLS, Spell
+from envs.nh.state import PendingHit, PlayerState
+from envs.nh.stats import HitRecord, TickEvents
 
 HEADER_PATH = Path(__file__).parent / "src" / "nh_tables.h"
 DATA_PATH = Path(__file__).parent / "src" / "nh_data.c"
+FIELDS_PATH = Path(__file__).parent / "src" / "nh_fields.h"
 
 
 @dataclass(frozen=True)
@@ -120,6 +135,8 @@ SOURCES: tuple[ConstantSource, ...] = (
     ConstantSource("envs.nh.baseline", "NH_"),
     ConstantSource("envs.nh.masks", "NH_"),
     ConstantSource("envs.nh.observation", "NH_"),
+    ConstantSource("envs.nh.stats", "NH_"),
+    ConstantSource("envs.nh.rewards", "NH_"),
 )
 """The modules ported so far (docs/compiled-core.md, status table); later steps append theirs."""
 
@@ -268,8 +285,12 @@ def render() -> str:
         if n.isupper() and isinstance(v, frozenset):
             ids = ", ".join(map(str, sorted(v)))
             out += [f"#define NH_IDS_{n}_LEN {len(v)}", f"static const int32_t NH_IDS_{n}[{len(v)}] = {{{ids}}};"]
-    out += ["", "/* ---- envs.nh.baseline private tables (§18.3 rule 6 [QUIRK 20]) ---- */"]
+    out += ["", "/* ---- envs.nh.baseline private tables (§18.2, §18.3 rule 6 [QUIRK 20]) ---- */"]
     out += [f"#define NH_BASELINE_F32_SPEED {float(baseline._F32_SPEED).hex()}f /* baseline._F32_SPEED, float32 */"]
+    out += [
+        f"#define NH_BASELINE_PENDING_HIT_HORIZON {baseline._PENDING_HIT_HORIZON}"
+        " /* baseline._PENDING_HIT_HORIZON: pending hits whose delay is below it (§18.2) */"
+    ]
     styles = ", ".join(str(int(baseline._DEFENCE_STYLE[st].value)) for st in CombatStyle)
     out += [f"static const int32_t NH_BASELINE_DEFENCE_STYLE[3] = {{{styles}}}; /* baseline._DEFENCE_STYLE */"]
     out += ["", "/* ---- envs.nh.observation / contract layout tables (§15.2, §14.1) ---- */"]
@@ -288,9 +309,190 @@ def render() -> str:
     cands = sorted(observation.MELEE_SPECIAL_CANDIDATES)
     out += [f"#define NH_MELEE_SPECIAL_CANDIDATES_LEN {len(cands)} /* observation.MELEE_SPECIAL_CANDIDATES, §12.8 */"]
     out += [f"static const int32_t NH_MELEE_SPECIAL_CANDIDATES[{len(cands)}] = {{{', '.join(map(str, cands))}}};"]
+    out += _derived_lines()
+    out += _mirror_numbering()
     out += ["", "/* ---- sizes of the data tables (nh_data.h) ---- */"]
     out += [f"#define {name} {value}" for name, value in _table_sizes().items()]
     out += ["", "#endif /* NH_TABLES_H */", ""]
+    return "\n".join(out)
+
+
+def _derived_lines() -> list[str]:
+    """Numbers the Python engine derives rather than names: evaluated here so that C never retypes them."""
+    out = ["", "/* ---- derived from the Python engine's definitions ---- */"]
+    out.append(f"#define NH_NUM_HEADS {len(HEAD_SIZES)} /* len(contract.HEAD_SIZES), §14.1 */")
+    styles = sorted(StyleType, key=lambda t: t.value)
+    if [int(t.value) for t in styles] != list(range(len(styles))):
+        raise ValueError("StyleType values are not 0..n-1: NH_DEFENCE_BONUS_OF_STYLE_TYPE needs another index")
+    bonuses = ", ".join(str(int(t.defence_bonus)) for t in styles)
+    out.append(
+        f"static const int32_t NH_DEFENCE_BONUS_OF_STYLE_TYPE[{len(styles)}] = {{{bonuses}}};"
+        " /* items.StyleType.defence_bonus by style type value (§10.3) */"
+    )
+    max_id = max(max(ITEMS), max(CONSUMABLES))
+    out.append(f"#define NH_MAX_ITEM_ID {max_id} /* the largest item or consumable id (items.ITEMS, CONSUMABLES) */")
+    gear_rank = _inventory_rank(next(i for i in ITEMS if i not in CONSUMABLES))
+    ranks = {_inventory_rank(c) for c in CONSUMABLES} | {gear_rank}
+    out.append(f"#define NH_GEAR_INVENTORY_RANK {gear_rank} /* loadouts._inventory_rank of worn gear (§12.4) */")
+    out.append(f"#define NH_INVENTORY_RANKS {max(ranks) + 1} /* ranks loadouts._inventory_rank gives (§12.4) */")
+    return out
+
+
+def _enum_define(prefix: str, name: str, value: int) -> str:
+    return f"#define {prefix}{(name or 'NONE').upper()} {value}"
+
+
+def _mirror_numbering() -> list[str]:
+    """The numbering of names the core keeps as numbers: reward weights by kind (mirrors.WEIGHT_GROUPS),
+    reward components, outcomes, hit effects."""
+    out = ["", "/* ---- rewards.RewardWeights by declared type (mirrors.WEIGHT_GROUPS), §17.3 ---- */"]
+    for kind, names in _weight_groups().items():
+        group = mirrors.WEIGHT_GROUPS[kind]
+        out += [_enum_define(group.prefix, name, k) for k, name in enumerate(names)]
+        out.append(f"#define {group.count} {len(names)}")
+    out += ["", "/* ---- rewards.REWARD_COMPONENTS ---- */"]
+    out += [_enum_define("NH_RC_", name, k) for k, name in enumerate(REWARD_COMPONENTS)]
+    out.append(f"#define NH_NUM_REWARD_COMPONENTS {len(REWARD_COMPONENTS)}")
+    out += ["", "/* ---- sim.Outcome (0: the fight goes on) ---- */", "#define NH_OUTCOME_NONE 0"]
+    out += [_enum_define("NH_OUTCOME_", o.name, k + 1) for k, o in enumerate(Outcome)]
+    out += ["", "/* ---- PendingHit.effect tags (mirrors.EFFECTS, combat._effect) ---- */"]
+    out += [_enum_define("NH_EFFECT_", name, k) for k, name in enumerate(mirrors.EFFECTS)]
+    return out
+
+
+def _weight_groups() -> dict[str, list[str]]:
+    """`RewardWeights` field names by declared type, in field order; a type without a C group is an error."""
+    groups: dict[str, list[str]] = {kind: [] for kind in mirrors.WEIGHT_GROUPS}
+    for f in dataclasses.fields(RewardWeights):
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        if kind not in groups:
+            raise MirrorError(
+                f"RewardWeights.{f.name} has type {kind!r}, which the core cannot hold: give it a group in "
+                "envs/nh/core/mirrors.py WEIGHT_GROUPS, a place in nh_reward_weights (nh_rewards.h) and its use "
+                "in nh_rewards.c"
+            )
+        groups[kind].append(f.name)
+    return groups
+
+
+# ---- the binding's field tables (nh_fields.h) -------------------------------------------------------------
+
+
+class MirrorError(ValueError):
+    """A field of a Python definition the core mirrors has no entry in `envs/nh/core/mirrors.py`."""
+
+
+def check_mirror(cls: type, table: Mapping[str, object], what: str) -> list[str]:
+    """The field names of dataclass `cls` in order, once `table` (a mirrors.py table) names each exactly.
+
+    Raises:
+        MirrorError: a field without an entry (the core would silently lack it) or an entry for no field.
+    """
+    names = [f.name for f in dataclasses.fields(cls)]
+    missing = [n for n in names if n not in table]
+    extra = [n for n in table if n not in names]
+    if missing or extra:
+        raise MirrorError(
+            f"{cls.__name__} and its core mirror ({what}) differ: "
+            + (f"fields the core does not mirror: {missing}; " if missing else "")
+            + (f"entries for no field: {extra}; " if extra else "")
+            + f"add each field to {what} in envs/nh/core/mirrors.py (a C member, or Outside with the reason), to "
+            "the C struct and to the core code that reads it, then run `python -m envs.nh.core.gen_tables` and "
+            "rebuild (`pip install -e .`)"
+        )
+    return names
+
+
+def _c_field(owner: str, name: str, f: CField) -> str:
+    """One `nh_field` initialiser: the member of `owner` that holds field `name`, and how to marshal it."""
+    member = f.member or name
+    parts = [f'.name = "{name}"', f".kind = NH_FK_{f.kind.upper()}", f".offset = offsetof({owner}, {member})"]
+    if f.length:
+        parts.append(f".length = {f.length}")
+    if f.count:
+        parts.append(f".count = offsetof({owner}, {f.count})")
+    if f.aux:
+        parts.append(f".aux = offsetof({owner}, {f.aux})")
+    if f.none:
+        parts.append(f".none = {f.none}")
+    if f.table:
+        parts += [f".table = {f.table}", f".n_table = {f.table.replace('NH_', 'NH_NUM_', 1)}"]
+        parts.append(f".size = sizeof({f.struct})")
+    if f.present:
+        parts += [".optional = 1", f".present = offsetof({owner}, {f.present})"]
+    return "    {" + ", ".join(parts) + "},"
+
+
+def _field_table(c_name: str, owner: str, names: list[str], table: Mapping[str, object], source: str) -> list[str]:
+    rows = [(name, table[name]) for name in names if isinstance(table[name], CField)]
+    out = [f"/* {source} -> {owner} */", f"#define NH_NUM_{c_name[3:]} {len(rows)}"]
+    out.append(f"static const nh_field {c_name}[NH_NUM_{c_name[3:]}] = {{")
+    out += [_c_field(owner, name, f) for name, f in rows]  # type: ignore[arg-type]
+    return [*out, "};", ""]
+
+
+def _names_table(c_name: str, names: list[str] | tuple[str, ...], count: str, source: str) -> list[str]:
+    items = ", ".join(f'"{n}"' for n in names)
+    return [f"static const char *const {c_name}[{count}] = {{{items}}}; /* {source} */"]
+
+
+def render_fields() -> str:
+    """nh_fields.h: the binding's field tables, from the Python definitions through mirrors.py.
+
+    Each table is checked against its dataclass first (`check_mirror`), so a field added in Python without
+    a mirror stops the generation with its name; a mirror naming a C member that does not exist stops the
+    compile (`offsetof`).
+    """
+    params = check_mirror(FightParams, mirrors.RESET_PARAMS, "RESET_PARAMS")
+    for name in params:
+        entry = mirrors.RESET_PARAMS[name]
+        keys = (name,) if entry == mirrors.COPIED else entry if isinstance(entry, tuple) else ()
+        unknown = [k for k in keys if k not in mirrors.RESET_INTS + mirrors.RESET_LISTS]
+        if unknown:
+            raise MirrorError(f"RESET_PARAMS[{name!r}] names {unknown}, no member of RESET_INTS / RESET_LISTS")
+    hit = check_mirror(PendingHit, mirrors.PENDING_HIT_FIELDS, "PENDING_HIT_FIELDS")
+    loadout = check_mirror(Loadout, mirrors.LOADOUT_FIELDS, "LOADOUT_FIELDS")
+    player = check_mirror(PlayerState, mirrors.PLAYER_FIELDS, "PLAYER_FIELDS")
+    record = check_mirror(HitRecord, mirrors.HIT_RECORD_FIELDS, "HIT_RECORD_FIELDS")
+    record_table = {**mirrors.HIT_RECORD_HIT_FIELDS, **mirrors.HIT_RECORD_FIELDS}
+    record = [n for n in hit if n in mirrors.HIT_RECORD_HIT_FIELDS] + record
+    events = check_mirror(TickEvents, mirrors.TICK_EVENTS_FIELDS, "TICK_EVENTS_FIELDS")
+    out = [
+        "/* nh_fields.h: GENERATED by envs/nh/core/gen_tables.py from envs/nh/core/mirrors.py and the Python",
+        " * definitions it mirrors. Do not edit. Included by the binding only (nhcore_binding.h). */",
+        "#ifndef NH_FIELDS_H",
+        "#define NH_FIELDS_H",
+        "",
+        "#include <stddef.h>",
+        "",
+        '#include "nh_rewards.h"',
+        '#include "nh_state.h"',
+        "",
+        "/* params.FightParams -> nh_reset_params: the int members reset_params() fills (mirrors.RESET_INTS) */",
+        f"#define NH_NUM_RESET_INT_FIELDS {len(mirrors.RESET_INTS)}",
+        "static const nh_field NH_RESET_INT_FIELDS[NH_NUM_RESET_INT_FIELDS] = {",
+        *(_c_field("nh_reset_params", n, CField("int")) for n in mirrors.RESET_INTS),
+        "};",
+        "",
+    ]
+    out += _field_table("NH_PENDING_HIT_FIELDS", "nh_pending_hit", hit, mirrors.PENDING_HIT_FIELDS, "state.PendingHit")
+    out += _field_table("NH_LOADOUT_FIELDS", "nh_loadout", loadout, mirrors.LOADOUT_FIELDS, "loadouts.Loadout")
+    out += _field_table("NH_PLAYER_FIELDS", "nh_player", player, mirrors.PLAYER_FIELDS, "state.PlayerState")
+    out += _field_table("NH_HIT_RECORD_FIELDS", "nh_hit_record", record, record_table, "stats.HitRecord")
+    out += _field_table("NH_TICK_EVENTS_FIELDS", "nh_tick_events", events, mirrors.TICK_EVENTS_FIELDS,
+                        "stats.TickEvents")
+    signals = list(mirrors.SIGNALS)
+    out += _field_table("NH_SIGNAL_FIELDS", "nh_signals", signals, mirrors.SIGNALS, "rewards.signals_for")
+    for kind, names in _weight_groups().items():
+        group = mirrors.WEIGHT_GROUPS[kind]
+        out += _names_table(group.names, names, group.count, f"RewardWeights' {kind} fields")
+    out += _names_table("NH_REWARD_COMPONENT_NAMES", REWARD_COMPONENTS, "NH_NUM_REWARD_COMPONENTS",
+                        "rewards.REWARD_COMPONENTS")
+    styles = [STYLE_NAMES[st] for st in CombatStyle]
+    out += _names_table("NH_STYLE_NAMES", styles, str(len(styles)), "rewards.STYLE_NAMES by CombatStyle")
+    out.append(f'#define NH_NULL_STYLE_NAME "{NULL_STYLE}" /* rewards.NULL_STYLE */')
+    out += _names_table("NH_OUTCOME_NAMES", [o.value for o in Outcome], str(len(Outcome)), "sim.Outcome values")
+    out += ["", "#endif /* NH_FIELDS_H */", ""]
     return "\n".join(out)
 
 
@@ -512,7 +714,8 @@ def render_data() -> str:
     for cid in sorted(CONSUMABLES):
         c = CONSUMABLES[cid]
         potion = int(c.potion) if c.potion is not None else 0
-        out.append(f"    {{{cid}, {kinds.index(c.kind)}, {potion}, {c.doses}, {c.heal}}}, /* {c.name} */")
+        row = f"{cid}, {kinds.index(c.kind)}, {potion}, {c.doses}, {c.heal}, {_inventory_rank(cid)}"
+        out.append(f"    {{{row}}}, /* {c.name} */")
     out += ["};", f"const int32_t NH_N_CONSUMABLES = {len(CONSUMABLES)};", ""]
 
     lines: list[RandomLine] = []
@@ -583,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when the checked-in header is stale")
     args = parser.parse_args(argv)
     stale = 0
-    for path, text in ((HEADER_PATH, render()), (DATA_PATH, render_data())):
+    for path, text in ((HEADER_PATH, render()), (DATA_PATH, render_data()), (FIELDS_PATH, render_fields())):
         if args.check:
             if not path.exists() or path.read_text() != text:
                 print(f"{path} is stale: run `python -m envs.nh.core.gen_tables`", file=sys.stderr)

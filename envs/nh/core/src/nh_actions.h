@@ -9,8 +9,6 @@
 
 #include "nh_state.h"
 
-#define NH_NUM_HEADS 12
-
 /* actions.apply_action: prayer, food, potion, karambwan, tank gear, Vengeance, attack, movement. */
 void nh_apply_action(nh_fight *fight, nh_player *p, const int32_t action[NH_NUM_HEADS]);
 

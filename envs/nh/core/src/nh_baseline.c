@@ -7,7 +7,6 @@
 #include "nh_operations.h"
 #include "nh_sim.h"
 
-#define PENDING_HIT_HORIZON 2 /* baseline._PENDING_HIT_HORIZON: pending hits whose delay is below 2 (§18.2) */
 #define PERCENT 100
 
 
@@ -19,7 +18,7 @@ static int mobile(const nh_player *p) { return !nh_timer_active(p, NH_TIMER_FREE
 static int32_t hp_after_pending(const nh_player *e) {
     int32_t pending = 0;
     for (int32_t k = 0; k < e->n_hit_queue; k++) {
-        if (e->hit_queue[k].delay < PENDING_HIT_HORIZON) {
+        if (e->hit_queue[k].delay < NH_BASELINE_PENDING_HIT_HORIZON) {
             for (int32_t d = 0; d < e->hit_queue[k].n_damages; d++) {
                 pending += e->hit_queue[k].damages[d];
             }

@@ -174,13 +174,10 @@ int64_t nh_attack_roll(const nh_player *attacker, int32_t method) {
     return m->accuracy[1] != 0 ? nh_int_multiply(a, m->accuracy[0], m->accuracy[1]) : a;
 }
 
-/* StyleType.defence_bonus: the attack index + 5 (§10.3). */
-#define NH_DEFENCE_BONUS_OFFSET 5
-
 int64_t nh_defence_roll_against(const nh_player *defender, int32_t style_type) {
     int64_t stance = defence_stance(style_of(defender)->stance);
     int64_t def_level = nh_prayer_multiplied(defender->level[NH_SKILL_DEFENCE], ACTIVE(defender, defence_pct, PCT_NEUTRAL));
-    int64_t bonus = defender->bonuses[style_type + NH_DEFENCE_BONUS_OFFSET];
+    int64_t bonus = defender->bonuses[NH_DEFENCE_BONUS_OF_STYLE_TYPE[style_type]];
     if (style_type == NH_STYLE_TYPE_MAGIC) {
         int64_t mag_level = nh_prayer_multiplied(defender->level[NH_SKILL_MAGIC], ACTIVE(defender, magic_pct, PCT_NEUTRAL));
         return nh_roll(nh_magic_defence_level(mag_level, def_level, stance), bonus);

@@ -150,27 +150,27 @@ const nh_weapon_class NH_WEAPON_CLASS_TABLE[NH_NUM_WEAPON_CLASSES] = {
 
 /* items.CONSUMABLES (data/consumables.csv), sorted by id */
 const nh_consumable NH_CONSUMABLES[] = {
-    {169, 1, 4, 3, 0}, /* Ranging potion(3) */
-    {171, 1, 4, 2, 0}, /* Ranging potion(2) */
-    {173, 1, 4, 1, 0}, /* Ranging potion(1) */
-    {229, 2, 0, 0, 0}, /* Vial */
-    {385, 0, 0, 0, 20}, /* Shark */
-    {2444, 1, 4, 4, 0}, /* Ranging potion(4) */
-    {3024, 1, 2, 4, 0}, /* Super restore(4) */
-    {3026, 1, 2, 3, 0}, /* Super restore(3) */
-    {3028, 1, 2, 2, 0}, /* Super restore(2) */
-    {3030, 1, 2, 1, 0}, /* Super restore(1) */
-    {3144, 0, 0, 0, 18}, /* Cooked karambwan */
-    {6685, 1, 1, 4, 0}, /* Saradomin brew(4) */
-    {6687, 1, 1, 3, 0}, /* Saradomin brew(3) */
-    {6689, 1, 1, 2, 0}, /* Saradomin brew(2) */
-    {6691, 1, 1, 1, 0}, /* Saradomin brew(1) */
-    {12695, 1, 3, 4, 0}, /* Super combat potion(4) */
-    {12697, 1, 3, 3, 0}, /* Super combat potion(3) */
-    {12699, 1, 3, 2, 0}, /* Super combat potion(2) */
-    {12701, 1, 3, 1, 0}, /* Super combat potion(1) */
-    {12791, 3, 0, 0, 0}, /* Rune pouch */
-    {13441, 0, 0, 0, 22}, /* Anglerfish */
+    {169, 1, 4, 3, 0, 2}, /* Ranging potion(3) */
+    {171, 1, 4, 2, 0, 2}, /* Ranging potion(2) */
+    {173, 1, 4, 1, 0, 2}, /* Ranging potion(1) */
+    {229, 2, 0, 0, 0, 2}, /* Vial */
+    {385, 0, 0, 0, 20, 1}, /* Shark */
+    {2444, 1, 4, 4, 0, 2}, /* Ranging potion(4) */
+    {3024, 1, 2, 4, 0, 2}, /* Super restore(4) */
+    {3026, 1, 2, 3, 0, 2}, /* Super restore(3) */
+    {3028, 1, 2, 2, 0, 2}, /* Super restore(2) */
+    {3030, 1, 2, 1, 0, 2}, /* Super restore(1) */
+    {3144, 0, 0, 0, 18, 1}, /* Cooked karambwan */
+    {6685, 1, 1, 4, 0, 2}, /* Saradomin brew(4) */
+    {6687, 1, 1, 3, 0, 2}, /* Saradomin brew(3) */
+    {6689, 1, 1, 2, 0, 2}, /* Saradomin brew(2) */
+    {6691, 1, 1, 1, 0, 2}, /* Saradomin brew(1) */
+    {12695, 1, 3, 4, 0, 2}, /* Super combat potion(4) */
+    {12697, 1, 3, 3, 0, 2}, /* Super combat potion(3) */
+    {12699, 1, 3, 2, 0, 2}, /* Super combat potion(2) */
+    {12701, 1, 3, 1, 0, 2}, /* Super combat potion(1) */
+    {12791, 3, 0, 0, 0, 3}, /* Rune pouch */
+    {13441, 0, 0, 0, 22, 1}, /* Anglerfish */
 };
 const int32_t NH_N_CONSUMABLES = 21;
 

@@ -46,6 +46,7 @@ typedef struct nh_consumable {
     int32_t potion; /* NH_POTION_* value, 0 for none */
     int32_t doses;
     int32_t heal;
+    int32_t inventory_rank; /* loadouts._inventory_rank (§12.4 re-ordering) */
 } nh_consumable;
 
 /* loadouts.BuildSpec (§12.1-12.4). */

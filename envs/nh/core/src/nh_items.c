@@ -6,9 +6,8 @@
 
 /* Dense id -> row indices, built once from the sorted tables (nh_data_init): the tick looks items and
  * consumables up by id many times, and a binary search per look-up dominated the masks' cost. */
-#define NH_MAX_LOOKUP_ID 65535
-static int16_t item_row[NH_MAX_LOOKUP_ID + 1];
-static int16_t consumable_row[NH_MAX_LOOKUP_ID + 1];
+static int16_t item_row[NH_MAX_ITEM_ID + 1];
+static int16_t consumable_row[NH_MAX_ITEM_ID + 1];
 static int lookup_ready = 0;
 
 static const nh_item *item_by_id_search(int32_t id);
@@ -18,17 +17,17 @@ void nh_data_init(void) {
     if (lookup_ready) {
         return;
     }
-    for (int32_t id = 0; id <= NH_MAX_LOOKUP_ID; id++) {
+    for (int32_t id = 0; id <= NH_MAX_ITEM_ID; id++) {
         item_row[id] = -1;
         consumable_row[id] = -1;
     }
     for (int32_t i = 0; i < NH_N_ITEMS; i++) {
-        if (NH_ITEMS[i].id >= 0 && NH_ITEMS[i].id <= NH_MAX_LOOKUP_ID) {
+        if (NH_ITEMS[i].id >= 0 && NH_ITEMS[i].id <= NH_MAX_ITEM_ID) {
             item_row[NH_ITEMS[i].id] = (int16_t)i;
         }
     }
     for (int32_t i = 0; i < NH_N_CONSUMABLES; i++) {
-        if (NH_CONSUMABLES[i].id >= 0 && NH_CONSUMABLES[i].id <= NH_MAX_LOOKUP_ID) {
+        if (NH_CONSUMABLES[i].id >= 0 && NH_CONSUMABLES[i].id <= NH_MAX_ITEM_ID) {
             consumable_row[NH_CONSUMABLES[i].id] = (int16_t)i;
         }
     }
@@ -36,7 +35,7 @@ void nh_data_init(void) {
 }
 
 const nh_item *nh_item_by_id(int32_t id) {
-    if (lookup_ready && id >= 0 && id <= NH_MAX_LOOKUP_ID) {
+    if (lookup_ready && id >= 0 && id <= NH_MAX_ITEM_ID) {
         return item_row[id] >= 0 ? &NH_ITEMS[item_row[id]] : NULL;
     }
     return item_by_id_search(id);
@@ -52,7 +51,7 @@ const nh_special *nh_special_of(int32_t weapon) {
 }
 
 const nh_consumable *nh_consumable_by_id(int32_t id) {
-    if (lookup_ready && id >= 0 && id <= NH_MAX_LOOKUP_ID) {
+    if (lookup_ready && id >= 0 && id <= NH_MAX_ITEM_ID) {
         return consumable_row[id] >= 0 ? &NH_CONSUMABLES[consumable_row[id]] : NULL;
     }
     return consumable_by_id_search(id);

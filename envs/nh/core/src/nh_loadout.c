@@ -207,22 +207,11 @@ static int contains(const int32_t *ids, int32_t n, int32_t id) {
     return 0;
 }
 
-/* loadouts._inventory_rank: gear 0, food 1, potions (and the empty vial) 2, rune pouch 3. */
+/* loadouts._inventory_rank (§12.4): a consumable's rank is a column of the generated table. */
 static int inventory_rank(int32_t id) {
     const nh_consumable *c = nh_consumable_by_id(id);
-    if (c == NULL) {
-        return 0;
-    }
-    if (c->kind == NH_CONSUMABLE_KIND_FOOD) {
-        return 1;
-    }
-    if (c->kind == NH_CONSUMABLE_KIND_POTION || c->kind == NH_CONSUMABLE_KIND_EMPTY) {
-        return 2;
-    }
-    return 3;
+    return c == NULL ? NH_GEAR_INVENTORY_RANK : c->inventory_rank;
 }
-
-#define NH_INVENTORY_RANKS 4
 
 /* loadouts._ordered: a stable re-order by rank, in place. */
 static void order_inventory(int32_t inventory[NH_INVENTORY_SIZE]) {

@@ -6,7 +6,6 @@
 
 #include "nh_movement.h"
 
-#define MAGIC_DAMAGE_PER_PERCENT 10.0 /* tenths of a percent -> percent: observation.py's "/ 10" */
 
 static int32_t remaining(int32_t ticks) { return ticks > 1 ? ticks - 1 : 0; } /* PlayerState.remaining */
 
@@ -82,7 +81,7 @@ void nh_observation_static(const nh_loadout *lo, int32_t fight_mode, double *v) 
     v[NH_OBS_IS_DHAROKS_SET] = in_set(lo, NH_GEAR_SET_MELEE, NH_ID_DHAROKS_GREATAXE);
     v[NH_OBS_IS_ZURIEL_STAFF] = in_set(lo, NH_GEAR_SET_MAGIC, NH_ID_ZURIELS_STAFF);
     v[NH_OBS_MAGIC_ACCURACY] = (double)set_sum(lo, NH_GEAR_SET_MAGIC, NH_BONUS_MAGIC_ATTACK);
-    v[NH_OBS_MAGIC_STRENGTH] = (double)set_sum(lo, NH_GEAR_SET_MAGIC, NH_BONUS_MAGIC_DAMAGE_TENTHS) / MAGIC_DAMAGE_PER_PERCENT;
+    v[NH_OBS_MAGIC_STRENGTH] = (double)set_sum(lo, NH_GEAR_SET_MAGIC, NH_BONUS_MAGIC_DAMAGE_TENTHS) / NH_MAGIC_DAMAGE_TENTHS_PER_PERCENT;
     v[NH_OBS_RANGED_ACCURACY] = (double)set_sum(lo, NH_GEAR_SET_RANGED, NH_BONUS_RANGED_ATTACK);
     v[NH_OBS_RANGED_STRENGTH] = (double)set_sum(lo, NH_GEAR_SET_RANGED, NH_BONUS_RANGED_STRENGTH);
     if (rw != NH_EMPTY) {
@@ -290,7 +289,7 @@ void nh_encode_observation(const nh_fight *fight, const nh_player *p, const uint
             v[row[0]] = (double)(float)v[row[3]]; /* the default as stored (a float32 entry of the static block) */
         } else {
             int32_t value = theirs->gear_samples[row[1]][row[2]];
-            v[row[0]] = row[2] == NH_BONUS_MAGIC_DAMAGE_TENTHS ? value / MAGIC_DAMAGE_PER_PERCENT : value;
+            v[row[0]] = row[2] == NH_BONUS_MAGIC_DAMAGE_TENTHS ? (double)value / NH_MAGIC_DAMAGE_TENTHS_PER_PERCENT : value;
         }
     }
     v[NH_OBS_IS_VENG_ACTIVE] = p->vengeance;

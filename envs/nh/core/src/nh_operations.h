@@ -13,12 +13,8 @@
 
 #include "nh_state.h"
 
-/* apply_potion's Saradomin brew numbers, written inline in Python (spec §8.3; masks.py repeats the Defence
- * raise); the differential tests pin them. */
-#define NH_BREW_DEFENCE_RAISE_BASE 2 /* §8.3: Defence raise floor(2 + 0.20 × base) */
-#define NH_BREW_DEFENCE_RAISE_PCT 20
-#define NH_BREW_DRAIN_BASE 2 /* §8.3: Attack (base, [DEV]), Strength, Magic, Ranged drop floor(x / 10) + 2 */
-#define NH_BREW_DRAIN_DIVISOR 10
+/* Per cent (a unit, not a game number): the brew's Defence raise is floor(base × 20 / 100), §8.3. The brew's
+ * numbers themselves are operations.BREW_* (generated into nh_tables.h). */
 #define NH_PERCENT_DIVISOR 100
 
 int nh_can_activate(const nh_player *p, int32_t prayer);

@@ -9,7 +9,6 @@
 #include "nh_sim.h"
 #include "nh_tables.h"
 
-#define SPEED_NORMALISER 5.0 /* §17.2 steps 11–14: × attack speed / 5 (rewards.SPEED_NORMALISER) */
 
 double nh_schedule_value(const nh_schedule *w, double progress) {
     if (!w->is_schedule) {
@@ -134,10 +133,11 @@ static inline double term(double *parts, int key, double value, double sign) {
 
 /* rewards._died_with_food: (scale + offset) ^ exponent, 1 for exponent 0 (§17.3). */
 static double died_with_food(const nh_reward_weights *w, double scale) {
-    if (w->died_with_food_exponent == 0) {
+    double exponent = w->floats[NH_FW_PLAYER_DIED_WITH_FOOD_EXPONENT];
+    if (exponent == 0) {
         return 1.0;
     }
-    return pow(scale + w->died_with_food_offset, w->died_with_food_exponent);
+    return pow(scale + w->floats[NH_FW_PLAYER_DIED_WITH_FOOD_OFFSET], exponent);
 }
 
 static double boost_signal(const nh_signals *s, int32_t style) { /* rewards._BOOST_SIGNAL (§17.2 step 15) */
@@ -183,22 +183,22 @@ double nh_compute_reward(const nh_reward_weights *w, const nh_signals *s, const 
     }
     if (s->has_received) {
         double weight = s->protected_prayer ? v[NH_W_PROTECTED_CORRECT] : v[NH_W_PROTECTED_WRONG];
-        r += term(parts, NH_RC_PRAYER, weight * s->target_hit_attack_speed / SPEED_NORMALISER, 1.0);
+        r += term(parts, NH_RC_PRAYER, weight * s->target_hit_attack_speed / NH_SPEED_NORMALISER, 1.0);
     }
     if (s->has_hit) {
         double weight = s->hit_off_prayer ? v[NH_W_ATTACKED_CORRECT] : v[NH_W_ATTACKED_WRONG];
-        r += term(parts, NH_RC_OFF_PRAYER_HITS, weight * s->player_hit_attack_speed / SPEED_NORMALISER, 1.0);
+        r += term(parts, NH_RC_OFF_PRAYER_HITS, weight * s->player_hit_attack_speed / NH_SPEED_NORMALISER, 1.0);
     }
     if (prev != NULL) {
         if (s->has_hit) {
             int off = s->attack_type_hit != prev->current_target_prayer_type;
             double weight = off ? v[NH_W_ATTACKED_PREV_CORRECT] : v[NH_W_ATTACKED_PREV_WRONG];
-            r += term(parts, NH_RC_OFF_PRAYER_HITS, weight * s->player_hit_attack_speed / SPEED_NORMALISER, 1.0);
+            r += term(parts, NH_RC_OFF_PRAYER_HITS, weight * s->player_hit_attack_speed / NH_SPEED_NORMALISER, 1.0);
         }
         if (s->has_received) {
             int correct = s->player_prayer_type == prev->target_attack_style_type;
             double weight = correct ? v[NH_W_PROTECTED_PREV_CORRECT] : v[NH_W_PROTECTED_PREV_WRONG];
-            r += term(parts, NH_RC_PRAYER, weight * s->target_hit_attack_speed / SPEED_NORMALISER, 1.0);
+            r += term(parts, NH_RC_PRAYER, weight * s->target_hit_attack_speed / NH_SPEED_NORMALISER, 1.0);
         }
         int32_t inc_p = s->player_frozen_ticks - prev->player_frozen_ticks;
         if (inc_p > 0) {

@@ -16,24 +16,8 @@
 
 #define NH_NO_STYLE (-1) /* §17.1 "null" */
 
-/* rewards.REWARD_COMPONENTS, in that order. */
-enum nh_reward_component {
-    NH_RC_DEFAULT = 0,
-    NH_RC_DAMAGE,
-    NH_RC_SMITE,
-    NH_RC_HEALS,
-    NH_RC_SAFE,
-    NH_RC_NO_PRAYER,
-    NH_RC_PRAYER,
-    NH_RC_OFF_PRAYER_HITS,
-    NH_RC_FREEZE,
-    NH_RC_LEVELS,
-    NH_RC_BOOSTED_HITS,
-    NH_RC_WASTED_FOOD,
-    NH_RC_OUTCOME,
-    NH_RC_FOOD_ON_DEATH,
-    NH_NUM_REWARD_COMPONENTS
-};
+/* The reward components (NH_RC_*, rewards.REWARD_COMPONENTS) and the weights' numbering (NH_W_*, NH_FW_*,
+ * NH_SW_*, RewardWeights by declared type) are generated into nh_tables.h. */
 
 /* rewards.signals_for of one player. */
 typedef struct nh_signals {
@@ -60,54 +44,10 @@ typedef struct nh_schedule {
     double a, b, n;
 } nh_schedule;
 
-/* The scheduled weights of RewardWeights, in its field order (the binding's name table follows it). */
-enum nh_scheduled_weight {
-    NH_W_DEFAULT_REWARD = 0,
-    NH_W_WIN_REWARD,
-    NH_W_LOSE_REWARD,
-    NH_W_TIE_REWARD,
-    NH_W_DAMAGE_DEALT_REWARD_SCALE,
-    NH_W_DAMAGE_RECEIVED_REWARD_SCALE,
-    NH_W_TARGET_FROZEN_TICK_REWARD,
-    NH_W_PLAYER_FROZEN_TICK_REWARD,
-    NH_W_PROTECTED_CORRECT,
-    NH_W_PROTECTED_WRONG,
-    NH_W_ATTACKED_CORRECT,
-    NH_W_ATTACKED_WRONG,
-    NH_W_PROTECTED_PREV_CORRECT,
-    NH_W_PROTECTED_PREV_WRONG,
-    NH_W_ATTACKED_PREV_CORRECT,
-    NH_W_ATTACKED_PREV_WRONG,
-    NH_W_ATTACK_LEVEL_SCALE_REWARD,
-    NH_W_STRENGTH_LEVEL_SCALE_REWARD,
-    NH_W_DEFENCE_LEVEL_SCALE_REWARD,
-    NH_W_RANGED_LEVEL_SCALE_REWARD,
-    NH_W_MAGIC_LEVEL_SCALE_REWARD,
-    NH_W_REWARD_ON_HIT_WITH_BOOST_SCALE,
-    NH_W_SMITE_DEALT_MULTIPLIER,
-    NH_W_SMITE_RECEIVED_MULTIPLIER,
-    NH_W_SAFE_PENALTY,
-    NH_W_NO_PRAYER_TICK_REWARD,
-    NH_W_PLAYER_WASTED_FOOD_MULTIPLIER,
-    NH_NUM_SCHEDULED_WEIGHTS
-};
-
-/* The boolean switches of RewardWeights. */
-enum nh_weight_switch {
-    NH_SW_PENALIZE_FOOD_ON_DEATH = 0,
-    NH_SW_REWARD_TARGET_FOOD_ON_DEATH,
-    NH_SW_PENALIZE_WASTED_FOOD,
-    NH_SW_REWARD_ON_DAMAGE_GENERATED,
-    NH_SW_REWARD_HEALS,
-    NH_SW_PENALIZE_TARGET_HEALS,
-    NH_NUM_WEIGHT_SWITCHES
-};
-
 /* RewardWeights, plus its scheduled weights' values at `progress` (rewards._ResolvedWeights). */
 typedef struct nh_reward_weights {
     nh_schedule scheduled[NH_NUM_SCHEDULED_WEIGHTS];
-    double died_with_food_exponent;
-    double died_with_food_offset;
+    double floats[NH_NUM_FLOAT_WEIGHTS]; /* player_died_with_food_exponent and _offset */
     int32_t switches[NH_NUM_WEIGHT_SWITCHES];
     double progress;
     double resolved[NH_NUM_SCHEDULED_WEIGHTS];

@@ -20,7 +20,6 @@
 #define NH_ERR_FIGHT_OVER 11 /* step after the end: reset first (Python's RuntimeError) */
 
 /* Outcome of a tick from one player's view (sim.Outcome), NH_OUTCOME_NONE while the fight goes on. */
-enum nh_outcome { NH_OUTCOME_NONE = 0, NH_OUTCOME_WON = 1, NH_OUTCOME_LOST = 2, NH_OUTCOME_TIED = 3 };
 
 /* sim.TickResult. */
 typedef struct nh_tick_result {

@@ -35,10 +35,8 @@ typedef struct nh_pending_hit {
     int32_t accurate;
     int32_t delay;
     int32_t style;  /* NH_COMBAT_STYLE_* */
-    int32_t effect; /* NH_EFFECT_* */
+    int32_t effect; /* NH_EFFECT_* (generated from mirrors.EFFECTS) */
 } nh_pending_hit;
-
-enum nh_effect { NH_EFFECT_NONE = 0, NH_EFFECT_STATIUS = 1, NH_EFFECT_AGS_SACRIFICE = 2, NH_EFFECT_MORRIGAN_BLEED = 3 };
 
 /* state.PlayerState (§2). */
 typedef struct nh_player {
@@ -103,7 +101,6 @@ typedef struct nh_player {
 } nh_player;
 
 #define NH_MAX_TICK_HITS 8 /* hits one player creates in a tick (one attack: at most NH_MAX_ATTACK_HITS) */
-#define NH_RECENT_WINDOW 5 /* stats.RECENT_WINDOW (§15.2 entries 82-95) */
 #define NH_MAX_TASKS 32    /* scheduled tasks of a fight (§4.1 step 1): a handful run at once */
 #define NH_NO_VALUE INT32_MIN /* None for an optional int (TickEvents.eat_at_hp) */
 

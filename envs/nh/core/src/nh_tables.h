@@ -191,6 +191,10 @@ static const int64_t NH_DIAGONALS[4][2] = {{1, 1}, {1, -1}, {-1, -1}, {-1, 1}};
 #define NH_VENGEANCE_MIN_MAGIC INT64_C(94) /* §5.6 */
 #define NH_VENGEANCE_MIN_BASE_DEFENCE INT64_C(40) /* §5.6 */
 #define NH_PIETY_TIER_MIN_BASE_DEFENCE INT64_C(70) /* §7.1 */
+#define NH_BREW_DEFENCE_RAISE_BASE INT64_C(2) /* §8.3: a brew raises Defence by floor(2 + base × 20 / 100) */
+#define NH_BREW_DEFENCE_RAISE_PCT INT64_C(20) /* §8.3 */
+#define NH_BREW_DRAIN_BASE INT64_C(2) /* §8.3: Attack (base, [DEV]), Strength, Magic and Ranged drop floor(x / 10) + 2 */
+#define NH_BREW_DRAIN_DIVISOR INT64_C(10) /* §8.3 */
 #define NH_FOOD_PRIORITY_LEN 3
 static const int64_t NH_FOOD_PRIORITY[3] = {385, 3144, 13441};
 
@@ -264,6 +268,15 @@ static const int64_t NH_IDLE_WALK_N[2] = {40, 80};
 static const double NH_DAMAGE_RATIO_CLAMP[2] = {0.5, 2.0};
 #define NH_FOOD_DELAY_NEVER INT64_C(-100) /* §15.2 entry 43: u = −100 if the timer does not exist */
 #define NH_BLOOD_BARRAGE_LEVEL INT64_C(92) /* §15.2 entry 59 */
+#define NH_MAGIC_DAMAGE_TENTHS_PER_PERCENT INT64_C(10) /* §15.2 entries 125, 142–159: magic damage bonus in tenths -> percent */
+
+/* ---- envs.nh.stats ---- */
+#define NH_RECENT_WINDOW INT64_C(5) /* §15.2 entries 82–95: "last 5" windows, always divided by 5 */
+#define NH_GEAR_SAMPLE_BONUSES_LEN 9
+static const int64_t NH_GEAR_SAMPLE_BONUSES[9] = {3, 12, 4, 11, 1, 10, 9, 8, 6};
+
+/* ---- envs.nh.rewards ---- */
+#define NH_SPEED_NORMALISER INT64_C(5) /* §17.2 steps 11–14: × attack speed / 5 */
 
 /* ---- envs.nh.combat._Bolt ---- */
 #define NH_BOLT_OPAL 0
@@ -686,8 +699,9 @@ static const int32_t NH_IDS_DRAGON_KNIVES[2] = {22804, 22810};
 #define NH_IDS_OPAL_BOLTS_LEN 2
 static const int32_t NH_IDS_OPAL_BOLTS[2] = {9236, 21932};
 
-/* ---- envs.nh.baseline private tables (§18.3 rule 6 [QUIRK 20]) ---- */
+/* ---- envs.nh.baseline private tables (§18.2, §18.3 rule 6 [QUIRK 20]) ---- */
 #define NH_BASELINE_F32_SPEED 0x1.aaaaaa0000000p-2f /* baseline._F32_SPEED, float32 */
+#define NH_BASELINE_PENDING_HIT_HORIZON 2 /* baseline._PENDING_HIT_HORIZON: pending hits whose delay is below it (§18.2) */
 static const int32_t NH_BASELINE_DEFENCE_STYLE[3] = {1, 4, 3}; /* baseline._DEFENCE_STYLE */
 
 /* ---- envs.nh.observation / contract layout tables (§15.2, §14.1) ---- */
@@ -697,6 +711,82 @@ static const int32_t NH_OBS_PRAYER_OBS[3] = {2, 1, 0}; /* observation._PRAYER_OB
 static const int32_t NH_OBS_TARGET_SAMPLES[15][4] = {{145, 2, 3, 124}, {146, 2, 12, 125}, {147, 1, 4, 126}, {148, 1, 11, 127}, {149, 0, 1, 130}, {150, 0, 10, 131}, {151, 2, 9, 133}, {152, 2, 8, 134}, {153, 2, 6, 135}, {154, 1, 9, 136}, {155, 1, 8, 137}, {156, 1, 6, 138}, {157, 0, 9, 139}, {158, 0, 8, 140}, {159, 0, 6, 141}}; /* observation._TARGET_SAMPLES: (entry, style, bonus, default entry) */
 #define NH_MELEE_SPECIAL_CANDIDATES_LEN 10 /* observation.MELEE_SPECIAL_CANDIDATES, §12.8 */
 static const int32_t NH_MELEE_SPECIAL_CANDIDATES[10] = {1215, 1231, 4153, 5680, 5698, 11802, 13652, 22613, 22622, 26233};
+
+/* ---- derived from the Python engine's definitions ---- */
+#define NH_NUM_HEADS 12 /* len(contract.HEAD_SIZES), §14.1 */
+static const int32_t NH_DEFENCE_BONUS_OF_STYLE_TYPE[5] = {5, 6, 7, 8, 9}; /* items.StyleType.defence_bonus by style type value (§10.3) */
+#define NH_MAX_ITEM_ID 26374 /* the largest item or consumable id (items.ITEMS, CONSUMABLES) */
+#define NH_GEAR_INVENTORY_RANK 0 /* loadouts._inventory_rank of worn gear (§12.4) */
+#define NH_INVENTORY_RANKS 4 /* ranks loadouts._inventory_rank gives (§12.4) */
+
+/* ---- rewards.RewardWeights by declared type (mirrors.WEIGHT_GROUPS), §17.3 ---- */
+#define NH_W_DEFAULT_REWARD 0
+#define NH_W_WIN_REWARD 1
+#define NH_W_LOSE_REWARD 2
+#define NH_W_TIE_REWARD 3
+#define NH_W_DAMAGE_DEALT_REWARD_SCALE 4
+#define NH_W_DAMAGE_RECEIVED_REWARD_SCALE 5
+#define NH_W_TARGET_FROZEN_TICK_REWARD 6
+#define NH_W_PLAYER_FROZEN_TICK_REWARD 7
+#define NH_W_PROTECTED_CORRECT 8
+#define NH_W_PROTECTED_WRONG 9
+#define NH_W_ATTACKED_CORRECT 10
+#define NH_W_ATTACKED_WRONG 11
+#define NH_W_PROTECTED_PREV_CORRECT 12
+#define NH_W_PROTECTED_PREV_WRONG 13
+#define NH_W_ATTACKED_PREV_CORRECT 14
+#define NH_W_ATTACKED_PREV_WRONG 15
+#define NH_W_ATTACK_LEVEL_SCALE_REWARD 16
+#define NH_W_STRENGTH_LEVEL_SCALE_REWARD 17
+#define NH_W_DEFENCE_LEVEL_SCALE_REWARD 18
+#define NH_W_RANGED_LEVEL_SCALE_REWARD 19
+#define NH_W_MAGIC_LEVEL_SCALE_REWARD 20
+#define NH_W_REWARD_ON_HIT_WITH_BOOST_SCALE 21
+#define NH_W_SMITE_DEALT_MULTIPLIER 22
+#define NH_W_SMITE_RECEIVED_MULTIPLIER 23
+#define NH_W_SAFE_PENALTY 24
+#define NH_W_NO_PRAYER_TICK_REWARD 25
+#define NH_W_PLAYER_WASTED_FOOD_MULTIPLIER 26
+#define NH_NUM_SCHEDULED_WEIGHTS 27
+#define NH_FW_PLAYER_DIED_WITH_FOOD_EXPONENT 0
+#define NH_FW_PLAYER_DIED_WITH_FOOD_OFFSET 1
+#define NH_NUM_FLOAT_WEIGHTS 2
+#define NH_SW_PENALIZE_FOOD_ON_DEATH 0
+#define NH_SW_REWARD_TARGET_FOOD_ON_DEATH 1
+#define NH_SW_PENALIZE_WASTED_FOOD 2
+#define NH_SW_REWARD_ON_DAMAGE_GENERATED 3
+#define NH_SW_REWARD_HEALS 4
+#define NH_SW_PENALIZE_TARGET_HEALS 5
+#define NH_NUM_WEIGHT_SWITCHES 6
+
+/* ---- rewards.REWARD_COMPONENTS ---- */
+#define NH_RC_DEFAULT 0
+#define NH_RC_DAMAGE 1
+#define NH_RC_SMITE 2
+#define NH_RC_HEALS 3
+#define NH_RC_SAFE 4
+#define NH_RC_NO_PRAYER 5
+#define NH_RC_PRAYER 6
+#define NH_RC_OFF_PRAYER_HITS 7
+#define NH_RC_FREEZE 8
+#define NH_RC_LEVELS 9
+#define NH_RC_BOOSTED_HITS 10
+#define NH_RC_WASTED_FOOD 11
+#define NH_RC_OUTCOME 12
+#define NH_RC_FOOD_ON_DEATH 13
+#define NH_NUM_REWARD_COMPONENTS 14
+
+/* ---- sim.Outcome (0: the fight goes on) ---- */
+#define NH_OUTCOME_NONE 0
+#define NH_OUTCOME_WON 1
+#define NH_OUTCOME_LOST 2
+#define NH_OUTCOME_TIED 3
+
+/* ---- PendingHit.effect tags (mirrors.EFFECTS, combat._effect) ---- */
+#define NH_EFFECT_NONE 0
+#define NH_EFFECT_STATIUS 1
+#define NH_EFFECT_AGS_SACRIFICE 2
+#define NH_EFFECT_MORRIGAN_BLEED 3
 
 /* ---- sizes of the data tables (nh_data.h) ---- */
 #define NH_LEVEL_TABLE_SIZE 128

@@ -1,0 +1,293 @@
+"""The league study: which opponent recipe gives the agent that holds best, at an equal training budget.
+
+Every recipe is a preset in ``configs/study/`` (``mix``: today's ``nh.yml``; ``past-self``; ``pfsp``;
+``exploiters``: ``nh-exploiters.yml``; ``expert-entropy``). Each trains the same env steps, then its final
+model (``models/latest.nhmodel``: the same budget for every recipe; ``best`` would pick a different step per
+recipe) is measured the way a user measures it:
+
+* win rate per build against the baseline and the expert, ``--fights`` per build, greedy, under the model's
+  training rules (`benchmarks/model_card.py`'s ``win_rates`` machinery, the evaluation's fight options);
+* head to head against every other recipe's model, ``--h2h-fights`` per build, half from each seat
+  (`osrs_rllib.exploit.evaluate_vs_model`, both sides greedy);
+* exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`).
+
+Each stage is a separate, resumable command, because the whole study takes hours on 2 cores (five recipes of
+20M env steps is about five hours of the compiled core, plus 15-minute exploit runs) and a session may stop
+in between: ``train`` continues a recipe's run with ``--resume`` and skips finished ones, ``exploit`` the same,
+and every measurement is written to ``--out`` (JSON) as soon as it is made, so ``report`` prints the table from
+whatever is there::
+
+    .venv/bin/python benchmarks/league_study.py train --env-steps 20000000            # all recipes, in turn
+    .venv/bin/python benchmarks/league_study.py train --recipes mix,pfsp --env-steps 20000000
+    .venv/bin/python benchmarks/league_study.py measure                                # win rates + head to head
+    .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps each
+    .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
+
+Nothing is asserted: this script prints figures; docs/league.md keeps the table it printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+STUDY_DIR = REPO / "configs" / "study"
+RECIPES: tuple[str, ...] = ("mix", "past-self", "pfsp", "exploiters", "expert-entropy")
+"""The recipes in the order of the table; each is ``configs/study/<name>.yml``."""
+DEFAULT_ENV_STEPS = 20_000_000
+"""Training budget of every recipe: about an hour of the compiled core on a quiet 2-core machine."""
+STANDARD_EXPLOIT_STEPS = 4_000_000
+PREFIX = "study-"
+
+
+def run_name(recipe: str) -> str:
+    return f"{PREFIX}{recipe}"
+
+
+def model_path(experiments: Path, recipe: str) -> Path:
+    return experiments / run_name(recipe) / "models" / "latest.nhmodel"
+
+
+def load_results(out: Path) -> dict[str, Any]:
+    return json.loads(out.read_text()) if out.exists() else {"recipes": {}, "head_to_head": {}}
+
+
+def save_results(out: Path, results: dict[str, Any]) -> None:
+    from common.atomic_files import write_json_atomic
+
+    write_json_atomic(out, results)
+
+
+def _osrs(*args: str) -> int:
+    """Run the CLI as a user does, in the foreground, its output passing through."""
+    cmd = [sys.executable, "-m", "osrs_rllib.cli", *args]
+    print("$ osrs-rllib " + " ".join(args), flush=True)
+    return subprocess.run(cmd, cwd=REPO, check=False).returncode
+
+
+def _finished(exp_dir: Path) -> bool:
+    status = exp_dir / "status.json"
+    return status.exists() and json.loads(status.read_text()).get("state") == "finished"
+
+
+def train(recipes: list[str], env_steps: int, experiments: Path) -> None:
+    """Train each recipe to `env_steps` (minutes unlimited), resuming a run that stopped part-way."""
+    for recipe in recipes:
+        exp = experiments / run_name(recipe)
+        if _finished(exp) and (exp / "models" / "latest.nhmodel").exists():
+            print(f"{recipe}: finished already ({exp})")
+            continue
+        resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
+        args = [
+            "train",
+            str(STUDY_DIR / f"{recipe}.yml"),
+            "--name",
+            run_name(recipe),
+            "--set",
+            f"stop.env_steps={env_steps}",
+            "--set",
+            "stop.minutes=null",
+            "--set",
+            f"experiments_dir={experiments}",
+            "--set",
+            "ray.include_dashboard=false",
+        ]
+        code = _osrs(*args, "--resume" if resume else "--force")
+        if code != 0:
+            raise SystemExit(f"{recipe}: training exited with {code}")
+
+
+def _act_of(model: Any) -> Any:
+    def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+        return np.asarray(model.act(obs, masks.astype(np.float32), deterministic=deterministic))
+
+    return act
+
+
+def measure(recipes: list[str], experiments: Path, out: Path, fights: int, h2h_fights: int, engine: str) -> None:
+    """Win rates against the baseline and the expert, and every pair head to head; saved as they come."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from model_card import CARD_SEED, training_params
+
+    from osrs_rllib.evaluation import evaluate
+    from osrs_rllib.exploit import evaluate_vs_model
+    from policies.model_file import load_model_file
+
+    results = load_results(out)
+    models = {r: load_model_file(model_path(experiments, r)) for r in recipes if model_path(experiments, r).exists()}
+    for recipe, model in models.items():
+        entry = results["recipes"].setdefault(recipe, {})
+        entry["env_steps"] = model.metadata.get("env_steps")
+        entry["tensor_sha256"] = model.meta.get("tensor_sha256")
+        for opponent in ("baseline", "expert"):
+            if entry.get(opponent, {}).get("tensor_sha256") == entry["tensor_sha256"]:
+                continue
+            (row,) = evaluate(
+                _act_of(model),
+                [opponent],
+                fights,
+                params=training_params(model),
+                seed=CARD_SEED,
+                frame_stack=model.frame_stack,
+                engine=engine,
+                parallel=64,
+            )
+            d = row.to_dict()
+            entry[opponent] = {
+                "tensor_sha256": entry["tensor_sha256"],
+                "win_rate": d["win_rate"],
+                "win_rate_low": d["win_rate_low"],
+                "win_rate_high": d["win_rate_high"],
+                "by_build": {b: t["win_rate"] for b, t in d["by_build"].items()},
+            }
+            print(f"{recipe} vs {opponent}: {d['win_rate']:.1%}", flush=True)
+            save_results(out, results)
+    for a, b in combinations(sorted(models), 2):
+        key = f"{a}|{b}"
+        sums = (models[a].meta.get("tensor_sha256"), models[b].meta.get("tensor_sha256"))
+        if results["head_to_head"].get(key, {}).get("weights") == list(sums):
+            continue
+        row = evaluate_vs_model(
+            _act_of(models[a]),
+            models[b],
+            h2h_fights,
+            params=training_params(models[a]),
+            frame_stack=models[a].frame_stack,
+            seed=CARD_SEED,
+            opponent=b,
+            engine=engine,
+        )
+        results["head_to_head"][key] = {
+            "weights": list(sums),
+            "win_rate": row["win_rate"],
+            "win_rate_low": row["win_rate_low"],
+            "win_rate_high": row["win_rate_high"],
+            "fights": row["fights"],
+            "losses": row["losses"],
+        }
+        print(f"{a} vs {b}: {row['win_rate']:.1%} over {row['fights']} fights", flush=True)
+        save_results(out, results)
+
+
+def exploit(recipes: list[str], experiments: Path, out: Path, env_steps: int) -> None:
+    """`osrs-rllib exploit` each recipe's model at the standard budget (resumable), then record the figure."""
+    results = load_results(out)
+    for recipe in recipes:
+        path = model_path(experiments, recipe)
+        if not path.exists():
+            print(f"{recipe}: no model yet, skipped")
+            continue
+        name = f"{PREFIX}exploit-{recipe}"
+        exp = experiments / name
+        report_path = exp / "exploit.json"
+        report = json.loads(report_path.read_text()) if report_path.exists() else None
+        if report is None or report.get("exploitability") is None:
+            resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
+            code = _osrs(
+                "exploit",
+                str(path),
+                "--env-steps",
+                str(env_steps),
+                "--name",
+                name,
+                "--set",
+                f"experiments_dir={experiments}",
+                "--set",
+                "ray.include_dashboard=false",
+                "--resume" if resume else "--force",
+            )
+            if code != 0:
+                raise SystemExit(f"{recipe}: exploit exited with {code}")
+            report = json.loads(report_path.read_text())
+        ex = report["exploitability"]
+        results["recipes"].setdefault(recipe, {})["exploitability"] = {
+            k: ex[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "mode", "env_steps", "steps_to_pass_half")
+        }
+        save_results(out, results)
+
+
+def _pct(row: dict[str, Any] | None) -> str:
+    if not row:
+        return "–"
+    return f"{row['win_rate']:.1%} [{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}]"
+
+
+def report(results: dict[str, Any]) -> str:
+    recipes = [r for r in RECIPES if r in results["recipes"]]
+    lines = [
+        "| recipe | env steps | vs baseline | vs expert | weakest build vs expert | exploitability (4M) "
+        "| passes 50 % at |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in recipes:
+        e = results["recipes"][r]
+        expert = e.get("expert")
+        weakest = min(expert["by_build"].items(), key=lambda kv: kv[1]) if expert else None
+        ex = e.get("exploitability")
+        half = ex.get("steps_to_pass_half") if ex else None
+        lines.append(
+            f"| {r} | {e.get('env_steps') or 0:,} | {_pct(e.get('baseline'))} | {_pct(expert)} | "
+            + (f"{weakest[0]} {weakest[1]:.1%}" if weakest else "–")
+            + f" | {_pct(ex)} | "
+            + ("–" if ex is None else (f"{half:,}" if half else "never"))
+            + " |"
+        )
+    if results.get("head_to_head"):
+        lines += ["", "Head to head (row's win rate against the column, both seats, every trained build):", ""]
+        lines += ["| | " + " | ".join(recipes) + " |", "|---|" + "---|" * len(recipes)]
+        h2h = results["head_to_head"]
+        for a in recipes:
+            cells = []
+            for b in recipes:
+                if a == b:
+                    cells.append("–")
+                elif f"{a}|{b}" in h2h:
+                    cells.append(f"{h2h[f'{a}|{b}']['win_rate']:.1%}")
+                elif f"{b}|{a}" in h2h:
+                    other = h2h[f"{b}|{a}"]
+                    cells.append(f"{other['losses'] / max(1, other['fights']):.1%}")
+                else:
+                    cells.append("–")
+            lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stage", choices=["train", "measure", "exploit", "report"])
+    parser.add_argument("--recipes", default=",".join(RECIPES), help="comma-separated recipe names")
+    parser.add_argument("--env-steps", type=int, default=None, help="training budget (train) or exploit budget")
+    parser.add_argument("--experiments-dir", type=Path, default=REPO / "experiments")
+    parser.add_argument("--out", type=Path, default=REPO / "experiments" / "league-study.json")
+    parser.add_argument("--fights", type=int, default=500, help="fights per build against baseline and expert")
+    parser.add_argument("--h2h-fights", type=int, default=100, help="head-to-head fights per build and pair")
+    parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
+    args = parser.parse_args(argv)
+    recipes = [r for r in args.recipes.split(",") if r]
+    unknown = [r for r in recipes if not (STUDY_DIR / f"{r}.yml").exists()]
+    if unknown:
+        parser.error(f"unknown recipes {unknown}; the presets are {sorted(p.stem for p in STUDY_DIR.glob('*.yml'))}")
+    experiments = args.experiments_dir.resolve()
+    t0 = time.perf_counter()
+    if args.stage == "train":
+        train(recipes, args.env_steps or DEFAULT_ENV_STEPS, experiments)
+    elif args.stage == "measure":
+        measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine)
+    elif args.stage == "exploit":
+        exploit(recipes, experiments, args.out, args.env_steps or STANDARD_EXPLOIT_STEPS)
+    print(report(load_results(args.out)))
+    print(f"({args.stage}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""A model file's card: what it is, where it came from, and how it fights every scripted opponent.
+
+How to run this script::
+
+    .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel                      # 500 fights per build
+    .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel --fights 50          # quicker, wider intervals
+    .venv/bin/python benchmarks/model_card.py MODEL --exploit experiments/exploit-nh-main # + exploitability
+    .venv/bin/python benchmarks/model_card.py MODEL --json                                # one JSON object
+
+What is measured, and under which rules (`docs/models.md` holds the cards this script printed):
+
+* **Identity**: the file's SHA-256 (the card's checksum, which ``tests/test_shipped_models.py`` compares with the
+  file), its size, the weight checksum it records, the experiment, iteration and env steps it was exported at,
+  and the network shape.
+* **Win rate per build against every opponent**: the baseline and every ladder rung (`envs.opponents.LADDER`,
+  weakest to strongest), ``--fights`` fights per trained build plus the unseen MAXED build, the model greedy, in
+  seat 0, through `osrs_rllib.evaluation.evaluate`: the same fights training's evaluation plays, under the
+  **model's own training rules** (the ``env.params`` and frame stack recorded in the file, with the
+  evaluation's seat options), evaluation seeds from ``--seed``. Each cell has its 95 % Wilson interval. The
+  headline of a row is the mean over the trained builds (equal fights per build).
+* **Exploitability**: read from an ``osrs-rllib exploit`` run's ``exploit.json`` (``--exploit DIR``), which must
+  have exploited this very file (same weight checksum) at the standard budget; the card states the budget.
+
+Nothing is asserted: this script prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envs.nh.loadouts import Build
+from envs.opponents import LADDER
+from osrs_rllib.evaluation import evaluate
+from osrs_rllib.exploit import EXPLOIT_FILE, MODE_NAMES
+from policies.model_file import ModelFile, load_model_file
+
+OPPONENTS: tuple[str, ...] = ("baseline", *LADDER)
+"""Every scripted opponent, the baseline first, then the ladder weakest to strongest."""
+UNSEEN_BUILDS: tuple[Build, ...] = (Build.MAXED,)
+"""Played as a generalisation check and reported apart (the §13.3 core preset never trains on MAXED)."""
+DEFAULT_FIGHTS = 500
+"""Fights per build: the shipped-model bar's count (an interval of about ±2 points near 95 %)."""
+CARD_SEED = 2_000_000
+"""Evaluation seed of cards: far from training (0…) and training's evaluation (1,000,000…) seeds."""
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def training_params(model: ModelFile) -> dict[str, Any]:
+    """The fights the model trained in (`policies.fight_rules`, the one reader of a model's rules): its training
+    ``env.params`` without the seating options."""
+    from policies.fight_rules import fight_rules_of
+
+    return dict(fight_rules_of(model).training_options)
+
+
+def identity(path: Path, model: ModelFile) -> dict[str, Any]:
+    meta, trained = model.meta, model.metadata
+    config = trained.get("config") or {}
+    return {
+        "file": str(path),
+        "sha256": file_sha256(path),
+        "bytes": path.stat().st_size,
+        "tensor_sha256": meta.get("tensor_sha256"),
+        "experiment": trained.get("experiment"),
+        "iteration": trained.get("iteration"),
+        "env_steps": trained.get("env_steps"),
+        "network": meta.get("network"),
+        "frame_stack": model.frame_stack,
+        "opponent_mix": (config.get("opponents") or {}).get("mix"),
+        "rules": training_params(model),
+    }
+
+
+def win_rates(model: ModelFile, fights: int, seed: int, engine: str) -> list[dict[str, Any]]:
+    """One evaluation row per opponent (`EvalResult.to_dict()`), the model greedy in seat 0."""
+
+    def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+        return np.asarray(model.act(obs, masks.astype(np.float32), deterministic=deterministic))
+
+    rows = []
+    for opponent in OPPONENTS:
+        t0 = time.perf_counter()
+        (result,) = evaluate(
+            act,
+            [opponent],
+            fights,
+            params=training_params(model),
+            deterministic=True,
+            seed=seed,
+            frame_stack=model.frame_stack,
+            unseen_builds=UNSEEN_BUILDS,
+            engine=engine,
+            parallel=64,
+        )
+        row = result.to_dict()
+        row["seconds"] = time.perf_counter() - t0
+        progress = f"  {opponent:>16}: {row['win_rate']:.1%} ({row['fights']} fights, {row['seconds']:.0f} s)"
+        print(progress, file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
+def exploitability(exploit_dir: Path, tensor_sha256: str | None) -> dict[str, Any]:
+    """The exploit run's final figures; refuses a run that exploited another file."""
+    report = json.loads((exploit_dir / EXPLOIT_FILE).read_text())
+    if report["model"].get("tensor_sha256") != tensor_sha256:
+        raise SystemExit(f"{exploit_dir} exploited weights {report['model'].get('tensor_sha256')}, not this file's")
+    if report.get("exploitability") is None:
+        raise SystemExit(f"{exploit_dir} has no final exploitability yet (state {report.get('state')!r})")
+    final = report["final"]
+    return {
+        **report["exploitability"],
+        "modes": {
+            MODE_NAMES.get(m, m): {
+                "win_rate": r["win_rate"],
+                "win_rate_low": r["win_rate_low"],
+                "win_rate_high": r["win_rate_high"],
+                "by_build": {b: t["win_rate"] for b, t in r["by_build"].items()},
+                "by_seat": {s: t["win_rate"] for s, t in r["by_seat"].items()},
+            }
+            for m, r in final["modes"].items()
+        },
+        "curve": [(e["env_steps"], e["win_rate"]) for e in report["series"]],
+    }
+
+
+def _cell(row: dict[str, Any]) -> str:
+    return f"{row['win_rate']:.1%} [{row['win_rate_low']:.1%}, {row['win_rate_high']:.1%}]"
+
+
+def _build_cell(split: dict[str, Any]) -> str:
+    return f"{split['win_rate']:.1%} ({split['win_rate_low']:.0%}–{split['win_rate_high']:.0%})"
+
+
+def markdown(card: dict[str, Any]) -> str:
+    ident, rows = card["identity"], card["win_rates"]
+    name = Path(ident["file"]).name
+    builds = [*rows[0]["builds"], *rows[0]["unseen_builds"]]
+    lines = [
+        f"### `{name}`",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| sha256 | `{ident['sha256']}` |",
+        f"| size | {ident['bytes']:,} bytes |",
+        f"| weights checksum | `{ident['tensor_sha256']}` |",
+        f"| trained | experiment `{ident['experiment']}`, iteration {ident['iteration']}, "
+        f"{ident['env_steps']:,} env steps |",
+        f"| network | {json.dumps(ident['network'])} |",
+        f"| opponent mix | {json.dumps(ident['opponent_mix'])} |",
+        f"| rules (training `env.params`) | {json.dumps(ident['rules'])} |",
+        "",
+        f"Win rate of the model (greedy, seat 0) under its training rules, {card['fights']} fights per build "
+        f"(seed {card['seed']}), 95 % intervals; *all* is the mean of the trained builds; "
+        f"{', '.join(rows[0]['unseen_builds'])} is unseen in training:",
+        "",
+        "| opponent | all | " + " | ".join(builds) + " |",
+        "|---|---|" + "---|" * len(builds),
+    ]
+    for row in rows:
+        cells = [_build_cell(row["by_build"][b]) if b in row["by_build"] else "–" for b in builds]
+        lines.append(f"| {row['opponent']} | {_cell(row)} | " + " | ".join(cells) + " |")
+    ex = card.get("exploitability")
+    if ex:
+        lines += [
+            "",
+            f"Exploitability at {ex['budget_env_steps']:,} exploiter env steps (`osrs-rllib exploit`, "
+            f"{ex['fights']} final fights, both seats): **{ex['win_rate']:.1%}** "
+            f"[{ex['win_rate_low']:.1%}, {ex['win_rate_high']:.1%}] ({MODE_NAMES.get(ex['mode'], ex['mode'])}); "
+            + ", ".join(f"{m} {_cell(r)}" for m, r in ex["modes"].items())
+            + "; the exploiter first passed 50 % "
+            + (f"after {ex['steps_to_pass_half']:,} env steps" if ex.get("steps_to_pass_half") else "never")
+            + ".",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--fights", type=int, default=DEFAULT_FIGHTS, help="fights per build and opponent")
+    parser.add_argument("--seed", type=int, default=CARD_SEED)
+    parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
+    parser.add_argument("--exploit", type=Path, help="an `osrs-rllib exploit` experiment of this file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
+    args = parser.parse_args(argv)
+    model = load_model_file(args.model)
+    t0 = time.perf_counter()
+    card: dict[str, Any] = {
+        "identity": identity(args.model, model),
+        "fights": args.fights,
+        "seed": args.seed,
+        "win_rates": win_rates(model, args.fights, args.seed, args.engine),
+        "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
+    }
+    if args.exploit is not None:
+        card["exploitability"] = exploitability(args.exploit, model.meta.get("tensor_sha256"))
+    card["seconds"] = time.perf_counter() - t0
+    print(json.dumps(card, indent=2) if args.json else markdown(card))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

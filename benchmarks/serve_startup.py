@@ -1,0 +1,171 @@
+"""Start-up and shutdown of `osrs-rllib serve` as a user runs it: seconds to the first answer, seconds from a
+signal to the exit, and the processes left behind.
+
+How to run this script::
+
+    .venv/bin/python benchmarks/serve_startup.py                     # 3 runs, default flags, stopped by SIGTERM
+    .venv/bin/python benchmarks/serve_startup.py --runs 1 --signal INT
+    .venv/bin/python benchmarks/serve_startup.py --serve-args="--no-dashboard"   # what the dashboard costs
+    .venv/bin/python benchmarks/serve_startup.py --json
+    .venv/bin/python benchmarks/serve_startup.py --runs 1 --latency-seconds 5   # and a client's latency
+
+What is timed: ``python -m osrs_rllib.cli serve DIR --port P`` in a subprocess, serving a model file of the
+default network size. "first answer" is from the launch to the first reply to a real request (a client tries
+every 50 ms; connection refused until the proxy listens); "exit" is from the signal to the exit of the
+process. "left behind" counts the processes the server started (its descendants, sampled while it ran) that
+still run one second after it exited; the script then stops them, so it never leaves any itself.
+
+Results to expect: on a quiet 2-core machine the first answer comes within 20 s (the old system's harness
+allows 50 s), the exit within a few seconds with status 0 and nothing left behind; docs/serving.md records
+the figures measured. Nothing is asserted: this script prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.serve_latency import closed_loop, machine, request_lines  # noqa: E402
+from envs.nh.contract import CRITIC_SIZE, NUM_LOGITS, OBS_SIZE  # noqa: E402
+
+
+def first_answer(port: int, proc: subprocess.Popen[bytes], limit_s: float) -> float | None:
+    """Seconds until a real request on 127.0.0.1:`port` is answered with an action, or None."""
+    from serving.client import build_request
+
+    line = json.dumps(build_request("bench", [0.0] * OBS_SIZE, [True] * NUM_LOGITS)).encode() + b"\n"
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s and proc.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                sock.sendall(line)
+                reply = sock.makefile("rb").readline()
+            if b'"action"' in reply:
+                return time.monotonic() - start
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return None
+
+
+def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: float,
+            latency_s: float) -> dict[str, Any]:
+    from serving.runtime import descendants, free_port, reap, still_running
+
+    port = free_port()
+    state = Path(tempfile.mkdtemp(prefix="serve-startup-state-"))
+    cmd = [sys.executable, "-m", "osrs_rllib.cli", "serve", str(models), "--port", str(port), "--state-dir",
+           str(state), *serve_args]
+    launched = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    output: list[bytes] = []
+    reader = threading.Thread(target=lambda: output.extend(iter(proc.stdout.readline, b"")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    seen: dict[int, int] = {}
+    result: dict[str, Any] = {"first_answer_s": None, "exit_s": None, "exit_code": None, "left_behind": []}
+    try:
+        answered = first_answer(port, proc, limit_s)
+        result["first_answer_s"] = None if answered is None else round(time.monotonic() - launched, 2)
+        if answered is not None and latency_s > 0:
+            # The server as started by the CLI, one closed-loop client: the same figure as serve_latency.py's
+            # "served, 1 client", which starts its server in-process.
+            import asyncio
+
+            lines, _, _ = request_lines(256, 0)
+            served = asyncio.run(closed_loop("127.0.0.1", port, lines, 1, latency_s))
+            result["latency_1_client"] = {k: round(served[k], 2) for k in ("p50_ms", "p99_ms", "requests_per_s")}
+        if answered is not None:
+            time.sleep(1.0)  # let Ray finish whatever it starts lazily, so that it is counted and stopped too
+        seen.update(descendants(proc.pid))
+        signalled = time.monotonic()
+        proc.send_signal(sig)
+        try:
+            result["exit_code"] = proc.wait(timeout=60)
+            result["exit_s"] = round(time.monotonic() - signalled, 2)
+        except subprocess.TimeoutExpired:
+            result["exit_s"] = None
+        time.sleep(1.0)
+        left = still_running(seen)
+        result["left_behind"] = [_name(pid) for pid in left]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        reap(seen, grace_s=0.0)
+        reader.join(5)
+    text = b"".join(output).decode(errors="replace")
+    ready = [ln for ln in text.splitlines() if ln.startswith("ready in")]
+    result["server_says"] = ready[0] if ready else None
+    if result["first_answer_s"] is None:
+        result["output_tail"] = text[-2000:]
+    return result
+
+
+def _name(pid: int) -> str:
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return str(pid)
+    return f"{pid} {argv0[:60]}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--signal", choices=("TERM", "INT"), default="TERM", help="How each run is stopped.")
+    parser.add_argument("--serve-args", default="", help="Extra `serve` flags, e.g. --serve-args='--no-dashboard'.")
+    parser.add_argument("--limit", type=float, default=300.0, help="Seconds to wait for the first answer.")
+    parser.add_argument("--latency-seconds", type=float, default=0.0,
+                        help="After the first answer, time one closed-loop client for this long (0: skip).")
+    parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+    args = parser.parse_args()
+
+    from policies.model_file import save_model_file
+    from policies.network import NHPolicyNetwork
+
+    models = Path(tempfile.mkdtemp(prefix="serve-startup-"))
+    save_model_file(NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE), models / "bench.nhmodel")
+    sig = signal.Signals[f"SIG{args.signal}"]
+    report: dict[str, Any] = {"machine": machine(), "serve_args": args.serve_args, "signal": sig.name, "runs": []}
+    for _ in range(args.runs):
+        report["runs"].append(one_run(models, shlex.split(args.serve_args), sig, args.limit, args.latency_seconds))
+    report["machine"]["load_avg_1m_end"] = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps(report))
+        return
+    m = report["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['platform']}, Python {m['python']}; "
+          f"load average {m['load_avg_1m']:.1f} → {m['load_avg_1m_end']:.1f}")
+    print(f"serve {args.serve_args or '(default flags)'}, stopped with {sig.name}")
+    print(f"{'run':>4} {'first answer s':>15} {'exit s':>7} {'status':>7} {'left behind':>12}  server says")
+    for i, r in enumerate(report["runs"], 1):
+        first = "-" if r["first_answer_s"] is None else f"{r['first_answer_s']:.1f}"
+        ex = "-" if r["exit_s"] is None else f"{r['exit_s']:.1f}"
+        print(f"{i:>4} {first:>15} {ex:>7} {r['exit_code']!s:>7} {len(r['left_behind']):>12}  {r['server_says']}")
+        if "latency_1_client" in r:
+            lat = r["latency_1_client"]
+            print(f"       1 client: p50 {lat['p50_ms']:.2f} ms, p99 {lat['p99_ms']:.2f} ms, "
+                  f"{lat['requests_per_s']:,.0f} req/s")
+        for name in r["left_behind"]:
+            print(f"       left: {name}")
+        if "output_tail" in r:
+            print(r["output_tail"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""``osrs-rllib play [OPPONENT]...``: the command's body, registered on the main app by `osrs_rllib/cli.py`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osrs_rllib.play.server import DEFAULT_PORT
+from osrs_rllib.play.session import MAX_TICK_MS, MIN_TICK_MS
+
+DEFAULT_DATA_DIR = Path("~/.osrs-rllib/play")
+"""Where games are kept (``replays/``, ``scores.json``) unless ``--data-dir`` says otherwise."""
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=2)
+
+
+def play(
+    opponents: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[OPPONENT]...",
+            help="Model file, models/<name>, experiment, directory of model files, ladder rung or baseline; with "
+            "--server, names the server answers for. Default: every model in models/, else the expert rung.",
+        ),
+    ] = None,
+    build: Annotated[
+        str | None, typer.Option(help="Default build (PURE, ZERKER, MED, MAXED, LMS_*); default: drawn per game.")
+    ] = None,
+    fight_type: Annotated[
+        str | None,
+        typer.Option("--fight-type", help="Default fight type (NORMAL, LMS, PVP_ARENA); default: the build's."),
+    ] = None,
+    tick_ms: Annotated[
+        int, typer.Option("--tick-ms", min=MIN_TICK_MS, max=MAX_TICK_MS, help="Milliseconds per tick (the game: 600).")
+    ] = 600,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port of the page (0: any free one).")] = DEFAULT_PORT,
+    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it private.")] = "127.0.0.1",
+    server: Annotated[
+        str | None, typer.Option(help="HOST:PORT of a running `osrs-rllib serve`: the opponent decides there.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Reset option key=value for every game (spec §13.1); repeatable.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="Game k gets seed SEED + k (default: random).")] = None,
+    data_dir: Annotated[Path, typer.Option(help="Where replays and the score table are kept.")] = DEFAULT_DATA_DIR,
+    experiments_dir: Annotated[str, typer.Option(help="Where experiment names are looked up.")] = "experiments",
+    models_dir: Annotated[str, typer.Option(help="The shipped models (the default opponents).")] = "models",
+    engine: Annotated[
+        str, typer.Option(help="Simulator: auto (the compiled core when built), core or python.")
+    ] = "auto",
+) -> None:
+    """Fight an agent yourself in the browser, at game speed: starts a local web app and prints its URL.
+
+    You play seat 0 of a fight; the opponent plays seat 1 as in `osrs-rllib fight` and evaluation. Ticks advance
+    every --tick-ms on the server's clock (slower paces and a step mode on the page); a late opponent's last
+    action stands. Every game is written as a replay (osrs-rllib replay FILE --verify) and scored per opponent.
+    See docs/play.md.
+    """
+    import logging
+
+    from envs.nh.core_engine import check_engine
+    from envs.nh.params import ParamError
+    from osrs_rllib.cli import parse_set_options
+    from osrs_rllib.play.opponents import OpponentError, default_opponents, resolve_opponents
+    from osrs_rllib.play.server import PlayConfig, PlayServer
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        check_engine(engine)
+        options = parse_set_options(set_ or [])
+        names = list(opponents or [])
+        if not names and server is None:
+            _, note = default_opponents(models_dir)
+            if note:
+                typer.echo(note)
+        found = resolve_opponents(names, experiments_dir=experiments_dir, models_dir=models_dir, server=server)
+        for o in found:
+            o.params(build, fight_type, options)  # every option checked before the page opens
+    except (OpponentError, ParamError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    config = PlayConfig(
+        opponents=found, data_dir=data_dir.expanduser(), build=build, fight_type=fight_type, tick_ms=tick_ms,
+        options=options, seed=seed, engine=engine,
+    )  # fmt: skip
+    try:
+        app_server = PlayServer(config, host, port)
+    except OSError as exc:
+        raise _fail(str(exc)) from None
+    app_server.state.load()
+    typer.echo(f"opponents: {', '.join(f'{o.name} ({o.kind})' for o in found)}")
+    typer.echo(f"games are kept in {config.data_dir} (replays/, scores.json)")
+    typer.echo(f"play at {app_server.url}  (Ctrl-C to stop)")
+    app_server.run()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``play`` to the main command line."""
+    app.command()(play)

@@ -159,8 +159,8 @@ class ModelRegistry:
         # answer no request, so it is not listed (asking for it by name says why).
         self.scripted: dict[str, ScriptedPolicy] = {p.name: p for p in rungs if not p.needs_opponent_action}
         self.unservable: dict[str, str] = {
-            p.name: f"model {p.name!r} is not served: it is a prescient ladder rung, shown the other seat's action of "
-            "the tick, which a client does not have; ask for an honest rung such as 'expert'"
+            p.name: f"model {p.name!r} is not served: it is a prescient ladder rung that needs the opponent's action "
+            "of the tick, which a serving client does not have; ask for an honest rung such as 'expert'"
             for p in rungs if p.needs_opponent_action
         }
         self._failed: dict[Path, tuple[int, int, int]] = {}

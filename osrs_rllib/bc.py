@@ -103,8 +103,9 @@ class BCError(ValueError):
 class BCSettings:
     """Hyperparameters of one cloning run (the command's options)."""
 
-    epochs: int = 20
-    """Passes over the training fights' samples."""
+    epochs: int = 6
+    """Passes over the training fights' samples (2,000 expert fights: 6 epochs reach 98 % held-out action accuracy
+    and a 93 % clone, docs/training.md)."""
     batch_size: int = 1024
     """Samples per optimiser step."""
     lr: float = 1e-3
@@ -755,7 +756,7 @@ def bc_command(
         cfg = load_config(config, list(overrides))
         run = BCSettings(**{"seed": cfg.seed, **{k: v for k, v in settings.items() if v is not None}})
         check_engine(engine)
-        network = init_network(cfg, init)
+        network = init_network(cfg, init) if init is not None else None  # fresh ones: seeded in train_bc
         started = time.perf_counter()
         demos = load_demonstrations(replays, cfg, players, engine)
     except (ConfigError, BCError, ValueError) as exc:
@@ -783,6 +784,9 @@ def bc_command(
         figure = "-" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
         echo(f"  {head:<18} {figure:>6}  ({m['choice_rate']:.0%})")
     echo(f"  {'whole action':<18} {shown['action_accuracy']:>6.3f}")
+    from osrs_rllib.builds import trained_builds
+
+    builds = ",".join(b.name for b in trained_builds(cfg.env.to_fight_params()))
     echo(f"wrote {result.path} (TensorBoard: {result.logdir}); try it: osrs-rllib fight {result.path} baseline "
-         "--build all")
+         f"--build {builds}")
     return 0

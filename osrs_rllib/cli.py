@@ -586,7 +586,7 @@ def behaviour_cloning(
         typer.Option(help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
                      "seat that acted (not the in-simulator baseline)."),
     ] = None,
-    epochs: Annotated[int | None, typer.Option(min=1, help="Passes over the training fights (default 20).")] = None,
+    epochs: Annotated[int | None, typer.Option(min=1, help="Passes over the training fights (default 6).")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Samples per step (default 1024).")] = None,
     lr: Annotated[float | None, typer.Option(help="Adam's learning rate, annealed to a tenth (default 1e-3).")] = None,
     holdout: Annotated[float | None, typer.Option(help="Share of whole fights held out (default 0.1).")] = None,

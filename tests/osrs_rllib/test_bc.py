@@ -126,6 +126,12 @@ def test_bc_writes_a_model_of_the_config_with_the_replays_statistics(recorded: d
     summary = run_fights(str(out), "baseline", n=2, options={"max_episode_ticks": 30})
     assert summary.n == 2
 
+    # the run is a function of its inputs and --seed (the config's by default)
+    again = tmp_path / "again" / "clone.nhmodel"
+    result = _cli(str(recorded["dir"]), "-o", str(again), "--player", "expert", "--epochs", "2", "--holdout", "0.34")
+    assert result.exit_code == 0, result.output
+    assert load_model_file(again).meta["tensor_sha256"] == model.meta["tensor_sha256"]
+
 
 def test_the_loss_is_the_networks_own_log_probability(recorded: dict) -> None:
     """The cloned objective is -logp of `NHPolicyNetwork.evaluate` (the path PPO's loss takes); a forced head's
@@ -210,6 +216,13 @@ def test_an_init_model_of_another_shape_is_refused(recorded: dict, tmp_path: Pat
     out = tmp_path / "out"
     result = _cli(str(recorded["dir"]), "-o", str(out / "m.nhmodel"), "--init", str(other))
     _assert_refused(result, out, "another shape", "actor_hidden")
+    # the same shape loads: every weight and statistic of the file
+    cfg = load_config(CONFIG, [s for s in SMALL if s != "--set"])
+    same = save_model_file(bc.init_network(cfg), tmp_path / "same.nhmodel")
+    loaded = bc.init_network(cfg, same)
+    for name, value in load_model_file(same).module.state_dict().items():
+        if name in loaded.state_dict():
+            assert torch.equal(loaded.state_dict()[name], value), name
 
 
 def test_replays_played_under_other_rules_are_refused(recorded: dict, tmp_path: Path) -> None:

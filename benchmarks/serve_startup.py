@@ -11,7 +11,9 @@ How to run this script::
 
 What is timed: ``python -m osrs_rllib.cli serve DIR --port P`` in a subprocess, serving a model file of the
 default network size. "first answer" is from the launch to the first reply to a real request (a client tries
-every 50 ms; connection refused until the proxy listens); "exit" is from the signal to the exit of the
+every 50 ms; connection refused until the proxy listens), "CPU s" the CPU time the server and every process it
+started had spent by then (on a busy machine the wall time says more about the neighbours than about the
+server; the CPU time does not); "exit" is from the signal to the exit of the
 process. "left behind" counts the processes the server started (its descendants, sampled while it ran) that
 still run one second after it exited; the script then stops them, so it never leaves any itself.
 
@@ -62,6 +64,23 @@ def first_answer(port: int, proc: subprocess.Popen[bytes], limit_s: float) -> fl
     return None
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) spent so far by `pid` and every process below it, the exited ones included
+    (as far as their parents have waited for them): the work of a start, which a quiet 2-core machine needs
+    at least half of in wall time."""
+    from serving.runtime import descendants
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in (pid, *descendants(pid)):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return total / ticks
+
+
 def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: float,
             latency_s: float) -> dict[str, Any]:
     from serving.runtime import descendants, free_port, reap, still_running
@@ -81,6 +100,7 @@ def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: f
     try:
         answered = first_answer(port, proc, limit_s)
         result["first_answer_s"] = None if answered is None else round(time.monotonic() - launched, 2)
+        result["cpu_s_to_first_answer"] = round(cpu_seconds(proc.pid), 1)
         if answered is not None and latency_s > 0:
             # The server as started by the CLI, one closed-loop client: the same figure as serve_latency.py's
             # "served, 1 client", which starts its server in-process.
@@ -152,11 +172,14 @@ def main() -> None:
     print(f"machine: {m['cpu']}, {m['cores']} cores, {m['platform']}, Python {m['python']}; "
           f"load average {m['load_avg_1m']:.1f} → {m['load_avg_1m_end']:.1f}")
     print(f"serve {args.serve_args or '(default flags)'}, stopped with {sig.name}")
-    print(f"{'run':>4} {'first answer s':>15} {'exit s':>7} {'status':>7} {'left behind':>12}  server says")
+    print(f"{'run':>4} {'first answer s':>15} {'CPU s':>6} {'exit s':>7} {'status':>7} {'left behind':>12}  "
+          "server says")
     for i, r in enumerate(report["runs"], 1):
         first = "-" if r["first_answer_s"] is None else f"{r['first_answer_s']:.1f}"
         ex = "-" if r["exit_s"] is None else f"{r['exit_s']:.1f}"
-        print(f"{i:>4} {first:>15} {ex:>7} {r['exit_code']!s:>7} {len(r['left_behind']):>12}  {r['server_says']}")
+        cpu = r.get("cpu_s_to_first_answer")
+        print(f"{i:>4} {first:>15} {cpu!s:>6} {ex:>7} {r['exit_code']!s:>7} {len(r['left_behind']):>12}  "
+              f"{r['server_says']}")
         if "latency_1_client" in r:
             lat = r["latency_1_client"]
             print(f"       1 client: p50 {lat['p50_ms']:.2f} ms, p99 {lat['p99_ms']:.2f} ms, "

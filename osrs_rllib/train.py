@@ -607,6 +607,7 @@ class Trainer:
             raise self._resume_error(
                 latest, f"RLlib cannot load it ({type(exc).__name__}: {exc}); did --set change the model or policies?"
             ) from None
+        self._restore_exact_weights(latest)
         self.state = RunState.from_json(read_json(latest.path / STATE_FILE, {}))
         self.algo._iteration = self.state.iteration  # Trainable's counter; load_checkpoint leaves it at 0
         rng = read_json(latest.path / RNG_FILE, None)
@@ -621,6 +622,27 @@ class Trainer:
             f"resumed {self.exp.name} from {latest.path.name} (iteration {self.state.iteration}): "
             f"{self.state.env_steps:,} env steps{league}"
         )
+
+    def _restore_exact_weights(self, latest: CheckpointInfo) -> None:
+        """Load the trainable policies' weights again, dtype for dtype.
+
+        Why: RLlib's ``set_weights`` casts every float64 array to float32 before ``load_state_dict`` copies it into
+        the float64 buffer, so the normalisation statistics' accumulators (float64, `policies/network.py`) would
+        come back rounded. The checkpoint holds them exactly; the inference buffers the runners use are float32
+        anyway, so only the learner needs this.
+        """
+        import pickle
+
+        import torch
+
+        for pid in self.algo.config.policies_to_train or ():
+            path = latest.path / "policies" / pid / "policy_state.pkl"
+            policy = self.algo.get_policy(pid)
+            if not path.is_file() or policy is None or getattr(policy, "model", None) is None:
+                continue
+            with open(path, "rb") as f:
+                weights = pickle.load(f).get("weights") or {}
+            policy.model.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in weights.items()})
 
     def _sync_models(self, latest: CheckpointInfo) -> None:
         """``models/latest.nhmodel`` and ``models/best.nhmodel`` as the checkpoints say, and the index rewritten

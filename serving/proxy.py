@@ -230,6 +230,10 @@ class ProxyServer:
                 await self._serve_connection(reader, writer, peer)
             finally:
                 self.connections -= 1
+        except asyncio.CancelledError:
+            # Only `close` cancels a connection, after its replies are written. Ending normally rather than
+            # "cancelled" keeps asyncio's stream callback (Python 3.11) from logging a traceback per connection.
+            pass
         finally:
             self._handlers.discard(task)
 

@@ -58,7 +58,10 @@ def run(snapshots: int, iterations_per_batch: int) -> dict[str, Any]:
             "league.snapshot_interval=1000000",
         ],
     )
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    from common.ray_errors import dashboard_port_beside_others
+
+    ray.init(num_cpus=2, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
+             log_to_driver=False, configure_logging=False)
     rows = []
     try:
         register_everything()

@@ -161,7 +161,10 @@ def main() -> None:
 
     batch_wait = BATCH_WAIT_S if args.batch_wait is None else args.batch_wait
     limits = ProxyLimits() if args.in_flight is None else ProxyLimits(max_in_flight=args.in_flight)
-    ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    from common.ray_errors import dashboard_port_beside_others
+
+    ray.init(include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
+             log_to_driver=False, configure_logging=False)
     try:
         deploy(AppOptions(models_dir=str(tmp), replicas=args.replicas, cpus_per_replica=0, ladder=False,
                           batch_wait_s=batch_wait, reload_s=0))

@@ -55,7 +55,10 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
     from osrs_rllib.train import build_ppo_config, env_steps_of, register_everything
 
     cfg = load_config(config, overrides)
-    ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    from common.ray_errors import dashboard_port_beside_others
+
+    ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
+             log_to_driver=False, configure_logging=False)
     try:
         register_everything()
         algo = build_ppo_config(cfg).build_algo()

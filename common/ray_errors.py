@@ -61,6 +61,17 @@ def free_port_near(host: str, port: int, tries: int = 20) -> int:
         return int(s.getsockname()[1])
 
 
+RAY_DASHBOARD_PORT = 8265
+"""Ray's default dashboard port. Ray's head binds it even with ``include_dashboard=False`` (its minimal
+dashboard), so every Ray started on a machine where another one runs needs a port of its own."""
+
+
+def dashboard_port_beside_others(host: str = "127.0.0.1", port: int = RAY_DASHBOARD_PORT) -> int:
+    """`port` when free, else the next free one: for a Ray whose dashboard port nobody chose (a second training
+    run, `serve` or a test session beside a training run). A port a user chose is checked, not replaced."""
+    return port if not port_in_use(host, port) else free_port_near(host, port)
+
+
 def _first_line(exc: BaseException, limit: int = 300) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -400,8 +400,9 @@ class RayConfig(_Section):
     """Start Ray's dashboard with an embedded Ray (the live view of actors and resources)."""
     dashboard_host: str = "127.0.0.1"
     """Interface the dashboard binds to; loopback so a laptop run is not exposed to the network."""
-    dashboard_port: int = Field(8265, ge=1, le=65535)
-    """Dashboard port; 8265 is Ray's usual one."""
+    dashboard_port: int | None = Field(None, ge=1, le=65535)
+    """Dashboard port. None: Ray's usual 8265, or the next free port (said on the terminal) when another Ray on
+    the machine holds it; a port set here must be free."""
 
 
 class EnvConfig(_Section):

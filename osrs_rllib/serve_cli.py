@@ -309,8 +309,41 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
 
     register_everything()
     restored = Policy.from_checkpoint(str(policy_dir))
-    export_policy(restored, out, metadata={"checkpoint": str(ckpt), "policy": policy_id})
+    metadata: dict[str, Any] = {"checkpoint": str(ckpt), "policy": policy_id, **_checkpoint_provenance(ckpt)}
+    if "config" not in metadata:
+        typer.echo(
+            f"warning: no training config beside {ckpt} (expected ../../config.yml): the model file records no fight "
+            "rules, so `fight` and `serve` will use the spec's defaults unless told with --set",
+            err=True,
+        )
+    export_policy(restored, out, metadata=metadata)
     return load_model_file(out).metadata
+
+
+def _checkpoint_provenance(ckpt: Path) -> dict[str, Any]:
+    """What a model file written by training records (`Trainer._checkpoint`), recovered for an RLlib-only
+    checkpoint: its counters from the checkpoint's marker and the run's resolved config from the experiment
+    (`experiments/<name>/config.yml`, two levels up). The config carries the fight rules the model trained
+    under; without it every door would judge the file by the spec's default masks."""
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.experiment import STATE_FILE
+
+    found: dict[str, Any] = {}
+    state = ckpt / STATE_FILE
+    if state.is_file():
+        try:
+            marker = json.loads(state.read_text())
+        except (OSError, ValueError):
+            marker = {}
+        found.update({k: marker[k] for k in ("iteration", "env_steps", "eval_win_rate") if k in marker})
+    config = ckpt.parent.parent / "config.yml"
+    if ckpt.parent.name == "checkpoints" and config.is_file():
+        try:
+            found["config"] = load_config(config).to_dict()
+            found["experiment"] = ckpt.parent.parent.name
+        except ConfigError as exc:
+            typer.echo(f"warning: {config} does not load ({exc}); the model file records no training config", err=True)
+    return found
 
 
 def register(app: typer.Typer) -> None:

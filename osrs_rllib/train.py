@@ -455,13 +455,11 @@ class Trainer:
             check_cluster_reachable(rc.address)
             kwargs["address"] = rc.address
         else:
-            if rc.include_dashboard:
-                check_port_free(rc.dashboard_host, rc.dashboard_port)
             kwargs.update(
                 num_cpus=rc.num_cpus,
                 include_dashboard=rc.include_dashboard,
                 dashboard_host=rc.dashboard_host,
-                dashboard_port=rc.dashboard_port,
+                dashboard_port=self._dashboard_port(),
             )
         import psutil
 
@@ -491,6 +489,27 @@ class Trainer:
 
             self.echo(dashboard_login_hint())
 
+    def _dashboard_port(self) -> int:
+        """`ray.dashboard_port`, or with none set, 8265 or the next free port when another Ray (a second run, an
+        exploit run, `serve`) holds it: two runs on one machine must not collide. Ray binds the port even with
+        `include_dashboard: false` (its head keeps a minimal dashboard), so the choice is made either way.
+
+        Raises:
+            TrainingError: The port set in the config is in use; the message names ``ray.dashboard_port``.
+        """
+        from common.ray_errors import RAY_DASHBOARD_PORT, dashboard_port_beside_others, port_in_use
+
+        rc = self.cfg.ray
+        port = rc.dashboard_port or RAY_DASHBOARD_PORT
+        if not port_in_use(rc.dashboard_host, port):
+            return port
+        if rc.dashboard_port is not None and rc.include_dashboard:
+            check_port_free(rc.dashboard_host, port)  # raises, naming our key
+        other = dashboard_port_beside_others(rc.dashboard_host, port)
+        if rc.include_dashboard:
+            self.echo(f"the dashboard's port {port} is in use (another Ray, e.g. another training run): using {other}")
+        return other
+
     def _announce_engine(self) -> None:
         """Say which simulator the env runners step (`env.engine`), and refuse a forced core that is not built
         here before any runner starts (on a cluster each node needs the core built the same way)."""
@@ -506,8 +525,20 @@ class Trainer:
         else:
             self.echo("simulator: the compiled core (envs/nh/core, bit-identical to the Python engine)")
 
+    def _announce_rules(self) -> None:
+        """The fight rules the policy trains and is evaluated by, as `fight` and `rate` print them: a figure
+        read off this terminal can be reproduced with the same rules (issue 27)."""
+        from envs.nh.contract import frame_offsets
+        from envs.nh.params import FightParams
+        from policies.fight_rules import FightRules
+
+        params = FightParams.from_options(dict(self.cfg.env.params or {}))
+        rules = FightRules.from_params(params, "training config", {"policy": frame_offsets(self.cfg.env.frame_stack)})
+        self.echo(f"fight {rules.describe()}")
+
     def _build(self) -> None:
         self._announce_engine()
+        self._announce_rules()
         register_everything()
         learners: tuple[str, ...] = (LEARNER_POLICY,)
         if self.cfg.league_enabled:

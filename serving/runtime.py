@@ -20,7 +20,13 @@ from typing import Any
 
 from common.atomic_files import write_json_atomic
 from common.processes import pid_alive, start_cli_detached
-from common.ray_errors import RayFlags, explain_ray_start_error, free_port_near, port_in_use
+from common.ray_errors import (
+    RAY_DASHBOARD_PORT,
+    RayFlags,
+    dashboard_port_beside_others,
+    explain_ray_start_error,
+    port_in_use,
+)
 from serving.app import APP_NAME, DEPLOYMENT_NAME, REPLICA_ENV, AppOptions, build_app
 from serving.proxy import PROXY_ENV, ProxyLimits, proxy_actor_class
 
@@ -117,7 +123,7 @@ def start_proxy(
 SERVE_FLAGS = RayFlags(address="--address", dashboard_port="--dashboard-port", no_dashboard="--no-dashboard",
                        num_cpus="--num-cpus")
 """How `osrs-rllib serve` spells the fixes of a Ray start-up problem (`common.ray_errors`)."""
-DEFAULT_DASHBOARD_PORT = 8265
+DEFAULT_DASHBOARD_PORT = RAY_DASHBOARD_PORT
 PROGRESS_EVERY_S = 10.0
 """While the application starts, a line saying what it waits for this often: start-up never waits silently."""
 
@@ -238,9 +244,10 @@ class Service:
             kwargs["address"] = s.address
         else:
             # "local": a private Ray even when RAY_ADDRESS or `ray start` point at another one on this machine.
-            kwargs.update(address="local", num_cpus=s.num_cpus, include_dashboard=s.dashboard)
-            if s.dashboard:
-                kwargs.update(dashboard_host="127.0.0.1", dashboard_port=self._dashboard_port())
+            # The port even without a dashboard: Ray's head binds it for its minimal dashboard all the same, and
+            # beside a training run (8265 taken) the node would never come up.
+            kwargs.update(address="local", num_cpus=s.num_cpus, include_dashboard=s.dashboard,
+                          dashboard_host="127.0.0.1", dashboard_port=self._dashboard_port())
             if port_in_use("127.0.0.1", DEFAULT_AGENT_PORT):
                 agent_port = free_port()
         for attempt in (1, 2):
@@ -264,8 +271,6 @@ class Service:
                 # the dashboard (a dozen processes of its own): serving matters more than watching it.
                 if kwargs.get("include_dashboard"):
                     kwargs.update(include_dashboard=False)
-                    kwargs.pop("dashboard_port", None)
-                    kwargs.pop("dashboard_host", None)
                     self.echo("Ray did not start within its 30 s (a busy machine?); trying once more without "
                               "the dashboard")
                 else:
@@ -281,12 +286,13 @@ class Service:
         port = s.dashboard_port or DEFAULT_DASHBOARD_PORT
         if not port_in_use("127.0.0.1", port):
             return port
-        if s.dashboard_port is not None:
+        if s.dashboard_port is not None and s.dashboard:
             raise ServeError(
                 f"--dashboard-port {port} on 127.0.0.1 is in use (another Ray, e.g. a training run, or another "
                 "program): pick another with --dashboard-port, or run without a dashboard (--no-dashboard)")
-        other = free_port_near("127.0.0.1", port)
-        self.echo(f"the dashboard's port {port} is in use (another Ray, e.g. a training run): using {other}")
+        other = dashboard_port_beside_others("127.0.0.1", port)
+        if s.dashboard:
+            self.echo(f"the dashboard's port {port} is in use (another Ray, e.g. a training run): using {other}")
         return other
 
     def _check_cpus(self) -> None:

@@ -20,7 +20,12 @@ def ray_session() -> Iterator[None]:
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     started = False
     if not ray.is_initialized():
-        ray.init(num_cpus=RAY_TEST_CPUS, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        from common.ray_errors import dashboard_port_beside_others
+
+        # Ray binds its dashboard port even without a dashboard: beside a training run (8265 taken) the node
+        # would never come up, so the tests take the next free port as `train` and `serve` do.
+        ray.init(num_cpus=RAY_TEST_CPUS, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
+                 log_to_driver=False, configure_logging=False)
         started = True
     yield
     if started:

@@ -92,10 +92,12 @@ def play(
     except OSError as exc:
         raise _fail(str(exc)) from None
     app_server.state.load()
+    app_server.catch_stop_signals()
     typer.echo(f"opponents: {', '.join(f'{o.name} ({o.kind})' for o in found)}")
     typer.echo(f"games are kept in {config.data_dir} (replays/, scores.json)")
     typer.echo(f"play at {app_server.url}  (Ctrl-C to stop)")
     app_server.run()
+    typer.echo("play stopped")
 
 
 def register(app: typer.Typer) -> None:

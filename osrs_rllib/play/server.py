@@ -36,6 +36,7 @@ import json
 import logging
 import re
 import secrets
+import signal
 import socket
 import threading
 import time
@@ -417,6 +418,38 @@ def create_app(config: PlayConfig, state: PlayState | None = None) -> FastAPI:
     return app
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops `play` cleanly: Ctrl-C in a terminal, SIGTERM from a service manager or `kill`."""
+
+
+def _server_class() -> type[Any]:
+    """uvicorn's server, except that a stop signal ends `run` normally.
+
+    Why: uvicorn shuts down gracefully on SIGINT/SIGTERM and then raises the same signal again, so that a program
+    embedding it dies of it; for this command the stop *is* the normal end (exit 0, as `serve` and `train` do),
+    and SIGTERM would otherwise end the process with status 143 after its clean shutdown.
+    """
+    import contextlib
+    from collections.abc import Iterator
+
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield  # signals reach the main thread only: tests and benchmarks stop a threaded server by `stop`
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return _Server
+
+
 class PlayServer:
     """The app on uvicorn, on a socket bound before serving (so that the URL, with the real port when port 0
     was asked for, is known before the first request).
@@ -440,7 +473,7 @@ class PlayServer:
             self.sock.close()
             raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (pick another --port)") from None
         self.host, self.port = self.sock.getsockname()[:2]
-        self.server = uvicorn.Server(
+        self.server = _server_class()(
             uvicorn.Config(self.app, log_level="warning", ws_max_size=WS_MAX_BYTES, lifespan="off", ws="auto")
         )
         self._thread: threading.Thread | None = None
@@ -452,6 +485,12 @@ class PlayServer:
 
     def run(self) -> None:
         self.server.run(sockets=[self.sock])
+
+    def catch_stop_signals(self) -> None:
+        """From now on (before the URL is printed), SIGINT and SIGTERM stop the server cleanly; uvicorn installs
+        the same handler only once `run` has started, and a signal in between would kill the process."""
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self.server.handle_exit)
 
     def start(self) -> str:
         """Serve in a background thread; returns the URL once the server accepts connections."""

@@ -574,3 +574,40 @@ def test_exploit_killed_then_resumed_continues_its_curve(tmp_path: Path) -> None
     assert report["state"] == "finished" and report["exploitability"]["env_steps"] == steps
     iterations = [e["iteration"] for e in report["series"]]
     assert iterations == sorted(set(iterations)) and iterations[-1] == last.iteration + 1
+
+
+@pytest.mark.slow
+def test_exploit_stopped_by_sigterm_evaluates_reports_and_exits_0(tmp_path: Path) -> None:
+    """SIGTERM to ``osrs-rllib exploit`` (issue 27): the iteration finishes, the final evaluation runs, the
+    report says the run was stopped (not finished) and by what, and the process exits 0 leaving no Ray behind."""
+    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
+    from policies.model_file import save_model_file
+    from policies.network import NHPolicyNetwork
+    from policies.network_config import NetworkConfig
+
+    work = user_dir(tmp_path)
+    torch.manual_seed(0)
+    net = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, NetworkConfig(actor_hidden=(16,), critic_hidden=(16,), head_hidden=8))
+    save_model_file(net, work / "tiny.nhmodel", frame_stack=(0,), metadata={"experiment": "tiny"})
+    exp = Experiment(work / "experiments", "exploit-tiny")
+    args = ("exploit", "tiny.nhmodel", "--config", "configs/smoke.yml", "--final-fights", "1", "--env-steps",
+            str(BATCH * 100), "--set", "evaluation.interval=0", "--set", "runners.num_env_runners=1")
+    with running(work, *args) as proc:
+        seen: set[tuple[int, float]] = set()
+
+        def started() -> bool:
+            seen.update(descendants(proc.pid))
+            return exp.read_status().get("iteration", 0) >= 2
+
+        wait_until(proc, work, started)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=300) == 0, (work / "out.log").read_text()[-3000:]
+        deadline = time.monotonic() + 30
+        while still_alive(seen) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not still_alive(seen), "Ray processes the run started outlived it"
+    log = (work / "out.log").read_text()
+    assert "stop requested (signal 15)" in log and "fight rules (" in log
+    report = json.loads((exp.dir / "exploit.json").read_text())
+    assert report["state"] == "stopped" and report["exploitability"]["ended_by"].startswith("was stopped")
+    assert report["exploitability"]["env_steps"] < BATCH * 100

@@ -80,6 +80,17 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
     assert state["iteration"] == 5 and state["env_steps"] > 0
 
+    # A checkpoint with only RLlib's files (no model file beside it) exports with the run's counters and config,
+    # so the file still records the fight rules it trained by (issue 27).
+    last = exp.latest_checkpoint().path
+    (last / MODEL_NAME).unlink()
+    out = tmp_path / "from-rllib.nhmodel"
+    exported = run_cli("export", str(last), "-o", str(out))
+    assert exported.returncode == 0, exported.stdout[-3000:] + exported.stderr[-3000:]
+    assert f"iteration 5, env steps {state['env_steps']}" in exported.stdout and "warning" not in exported.stderr
+    md = load_model_file(out).metadata
+    assert md["experiment"] == "smoke" and md["config"]["env"] == latest.metadata["config"]["env"]
+
 
 def test_sigkill_mid_iteration_loses_only_the_unsaved_iterations(tmp_path: Path) -> None:
     """Issue bar: SIGKILL mid-iteration, then resume; every checkpoint on disk stays loadable."""
@@ -296,3 +307,26 @@ def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"ray.dashboard_port {port} on 127.0.0.1 is in use" in proc.stderr
     assert f"--set ray.dashboard_port={port + 1}" in proc.stderr
+
+
+def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path: Path) -> None:
+    """Two runs on one machine (a training run and an exploit run, say): with no `ray.dashboard_port` set, the
+    second takes the next free port and says so, where Ray would time out binding 8265 (issue 27/28)."""
+    import socket
+
+    from common.ray_errors import RAY_DASHBOARD_PORT, port_in_use
+
+    with socket.socket() as busy:
+        if not port_in_use("127.0.0.1", RAY_DASHBOARD_PORT):  # else another Ray here already holds it
+            busy.bind(("127.0.0.1", RAY_DASHBOARD_PORT))
+            busy.listen()
+        proc = run_cli(
+            "train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}", "--set", "ray.include_dashboard=true",
+            "--set", "stop.iterations=1", "--set", "evaluation.interval=0", "--set", "checkpoint.keep_best=false",
+            timeout=300,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"the dashboard's port {RAY_DASHBOARD_PORT} is in use" in proc.stdout
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("Ray dashboard: ")]
+    assert not line.endswith(f":{RAY_DASHBOARD_PORT}"), line
+    assert "fight rules (training config): " in proc.stdout

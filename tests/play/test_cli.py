@@ -68,6 +68,23 @@ def test_the_command_serves_and_falls_back_to_the_expert(tmp_path: Path) -> None
     assert proc.returncode is not None
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_play_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
+    """A service manager's SIGTERM and a terminal's Ctrl-C both end the command normally (issue 27): exit 0
+    within 10 s, saying so; uvicorn's habit of re-raising the signal after its shutdown used to make SIGTERM
+    end the process with status 143."""
+    proc, _, _ = _start(tmp_path)
+    try:
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert "play stopped" in out and "Traceback" not in out
+
+
 def test_the_shipped_models_are_the_default(tmp_path: Path, tiny_model: Path) -> None:
     (tmp_path / "models").mkdir()
     shutil.copy(tiny_model, tmp_path / "models" / "main.nhmodel")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from osrs_rllib.config import TrainConfig
-from osrs_rllib.opponents import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
+from osrs_rllib.opponent_mix import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
 ENV_NAME = "osrs_rllib_nh_training"
 """Name under which `TrainingEnv` is registered with Ray Tune's env registry."""
@@ -81,7 +81,7 @@ def build_ppo_config(
 
     from osrs_rllib.callbacks import TrainingCallbacks
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
-    from osrs_rllib.opponents import policy_mapping_fn
+    from osrs_rllib.training_env import policy_mapping_fn
     from policies.rllib_model import model_config
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
@@ -163,7 +163,7 @@ def register_everything() -> None:
     """Register the env and the model with Ray; idempotent, so safe after every `ray.init`."""
     from ray.tune.registry import register_env
 
-    from osrs_rllib.opponents import TrainingEnv
+    from osrs_rllib.training_env import TrainingEnv
     from policies.rllib_model import register
 
     register()

@@ -41,7 +41,7 @@ from osrs_rllib.experiment import (
     kill_point,
     read_json,
 )
-from osrs_rllib.opponents import LEARNER_POLICY
+from osrs_rllib.opponent_mix import LEARNER_POLICY
 from osrs_rllib.ray_cluster import TrainingError, check_cluster_reachable, check_port_free, start_ray
 from osrs_rllib.rllib_config import (
     ENV_NAME,

@@ -301,11 +301,6 @@ class PPOConfig(_Section):
             )
         return self
 
-    @property
-    def num_minibatches(self) -> int:
-        """Minibatches per epoch (derived; RLlib keeps a partial last one)."""
-        return -(-self.train_batch_size // self.minibatch_size)
-
 
 class RunnersConfig(_Section):
     """How sampling is spread over processes (RLlib env runners) and vectorised envs."""

@@ -26,6 +26,7 @@ from envs.nh.contract import (
     FrameStack,
 )
 from envs.nh.core_engine import check_engine, make_engine
+from envs.nh.params import OPPONENT_BASELINE
 from envs.nh.sim import Outcome
 from osrs_rllib.config import TrainConfig
 from osrs_rllib.replay.format import REPLAY_FORMAT, REPLAY_SUFFIX, Replay, ReplayError, load_replay
@@ -33,7 +34,7 @@ from osrs_rllib.replay.recorder import mask_bits
 from policies.fight_rules import RULE_KEYS, fight_rules_of
 from policies.network import batch_moments, combine_moments
 
-BASELINE_KIND = "baseline"
+BASELINE_KIND = OPPONENT_BASELINE
 """`player_info` kind of the in-simulator baseline: it acts inside the simulator and has no actions."""
 
 

@@ -57,7 +57,7 @@ from pydantic import (
 
 from common.suggest import closest as _closest
 from envs.nh.loadouts import Build
-from envs.nh.params import FightParams, ParamError
+from envs.nh.params import OPPONENT_BASELINE, FightParams, ParamError
 from envs.nh.rewards import WEIGHT_CHECKS, WEIGHT_TYPES, RewardWeightError, RewardWeights
 from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
@@ -101,7 +101,7 @@ __all__ = [
 ]
 
 SELF_PLAY = "self_play"
-BASELINE = "baseline"
+BASELINE = OPPONENT_BASELINE
 EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
 """Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
 TARGET = "target"

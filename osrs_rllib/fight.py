@@ -57,7 +57,7 @@ from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 logger = logging.getLogger(__name__)
 
-BASELINE = "baseline"
+BASELINE = OPPONENT_BASELINE
 """Name of the in-simulator scripted baseline of spec §18 as a side."""
 
 

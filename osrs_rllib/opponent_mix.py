@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.config import BASELINE, SELF_PLAY
+from osrs_rllib.config import BASELINE, LEAGUE_KINDS, SELF_PLAY
 from policies.scripted import SCRIPTED_PREFIX, scripted_policy_id
 
+__all__ = ["LEAGUE_KINDS", "LEARNER_POLICY", "OpponentDraw", "OpponentMix", "draw_for_kind"]
+
 LEARNER_POLICY = "main"
-LEAGUE_KINDS = ("latest", "prioritized", "pfsp", "target")
-"""Mix kinds that draw from the league's snapshots; they need the league (see `league/`)."""
 """Policy id of the policy being trained."""
 
 

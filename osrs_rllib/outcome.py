@@ -62,11 +62,12 @@ from policies.outcome import WINRATE, FitResult, OutcomeConfig, attach_winrate, 
 
 logger = logging.getLogger(__name__)
 
-SELF_PLAY = "self"
-"""Opponent name of the model against itself (both seats recorded: balanced outcomes by construction)."""
-BASELINE = "baseline"
+SELF = "self"
+"""Opponent name of the model against itself (both seats recorded: balanced outcomes by construction); the
+`--mix` word of `osrs-rllib outcome`, not training's ``self_play`` kind (`osrs_rllib.config.SELF_PLAY`)."""
+BASELINE = OPPONENT_BASELINE
 DEFAULT_MIX: dict[str, float] = {
-    SELF_PLAY: 0.45,
+    SELF: 0.45,
     BASELINE: 0.15,
     "tribrid": 0.15,
     "prayer_switcher": 0.10,
@@ -175,7 +176,7 @@ def parse_mix(text: str) -> dict[str, float]:
 
 def check_mix(mix: Mapping[str, float]) -> dict[str, float]:
     """The mix normalised to shares summing to 1, zero shares dropped (see `parse_mix` for the errors)."""
-    valid = (SELF_PLAY, BASELINE, *LADDER)
+    valid = (SELF, BASELINE, *LADDER)
     for name, share in mix.items():
         if name not in valid:
             raise OutcomeError(f"unknown opponent {name!r} in the mix; valid: {', '.join(valid)}")
@@ -252,9 +253,9 @@ class _Collector:
         options["opponent"] = OPPONENT_BASELINE if opponent == BASELINE else OPPONENT_AGENT
         plan = spread(FightParams.from_options(options), n)
         buffers: dict[tuple[int, int], list[np.ndarray]] = {}
-        recorded = (0, 1) if opponent == SELF_PLAY else (0,)
+        recorded = (0, 1) if opponent == SELF else (0,)
         ladder = LadderSeat(opponent, _ladder_seed) if opponent in LADDER else None
-        seat1 = self._seat(1, fight_of, buffers) if opponent == SELF_PLAY else Seat(ladder) if ladder else None
+        seat1 = self._seat(1, fight_of, buffers) if opponent == SELF else Seat(ladder) if ladder else None
         data = self.data
         done = 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osrs_rllib.config import TrainConfig
+from osrs_rllib.config import BASELINE, TrainConfig
 from osrs_rllib.opponent_mix import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
 ENV_NAME = "osrs_rllib_nh_training"
@@ -58,7 +58,6 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
     ladder rungs with `scripted_in_env`), else the RLlib policy of the rung; a target model file is played by
     the policy of the same id (`policies/model_file_policy.py`)."""
     from league.players import target_id
-    from osrs_rllib.config import BASELINE
     from policies.scripted import scripted_policy_id
 
     rungs = league_rungs(scripted_in_env)
@@ -73,10 +72,10 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
 def build_ppo_config(
     cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,), seed: int | None = None
 ) -> Any:
-    """The RLlib `PPOConfig` (old API stack) for a training config; `learners` are the trainable policies
-    (main, plus the league's exploiters); `seed` replaces ``cfg.seed`` for the env runners' streams and
-    RLlib's seeding (a resumed run's, `stream_seed`)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+    """RLlib's `PPOConfig` (old API stack; not our ``ppo`` section, `osrs_rllib.config.PPOConfig`) for a training
+    config; `learners` are the trainable policies (main, plus the league's exploiters); `seed` replaces
+    ``cfg.seed`` for the env runners' streams and RLlib's seeding (a resumed run's, `stream_seed`)."""
+    from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig
     from ray.rllib.policy.policy import PolicySpec
 
     from osrs_rllib.callbacks import TrainingCallbacks
@@ -87,7 +86,7 @@ def build_ppo_config(
 
     mix = OpponentMix(
         # a mix of league kinds only (e.g. {target: 1}) has no fixed kinds: TrainingEnv falls back the same way
-        {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {"baseline": 1.0},
+        {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
     policies: dict[str, Any] = {learner: PolicySpec() for learner in learners}
@@ -113,7 +112,7 @@ def build_ppo_config(
     ppo = cfg.ppo
     runners = cfg.runners
     return (
-        PPOConfig()
+        RLlibPPOConfig()
         .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
         .framework("torch")
         .environment(ENV_NAME, env_config={**env_config(cfg), "mix_seed": seed}, disable_env_checking=True)

@@ -300,7 +300,9 @@ class Trainer:
             ) from None
         self._restore_exact_weights(latest)
         self.state = RunState.from_json(read_json(latest.path / STATE_FILE, {}))
-        self.algo._iteration = self.state.iteration  # Trainable's counter; load_checkpoint leaves it at 0
+        # Trainable's counter behind the public, read-only `iteration`; load_checkpoint leaves it at 0 (pinned by
+        # tests/osrs_rllib/test_framework_internals.py).
+        self.algo._iteration = self.state.iteration
         rng = read_json(latest.path / RNG_FILE, None)
         if isinstance(rng, dict):
             set_driver_rng_state(rng)

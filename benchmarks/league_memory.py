@@ -45,7 +45,7 @@ def run(snapshots: int, iterations_per_batch: int) -> dict[str, Any]:
 
     from league.callback import LeagueRunner
     from osrs_rllib.config import load_config
-    from osrs_rllib.train import build_ppo_config, fixed_policies, make_league, register_everything
+    from osrs_rllib.rllib_config import build_ppo_config, fixed_policies, make_league, register_everything
 
     cfg = load_config(
         REPO / "configs" / "smoke.yml",

@@ -40,7 +40,8 @@ import numpy as np
 from envs.nh.loadouts import Build
 from envs.opponents import LADDER
 from osrs_rllib.evaluation import evaluate
-from osrs_rllib.exploit import EXPLOIT_FILE, MODE_NAMES
+from osrs_rllib.exploit import EXPLOIT_FILE
+from osrs_rllib.exploit_report import MODE_NAMES
 from policies.model_file import ModelFile, load_model_file
 
 OPPONENTS: tuple[str, ...] = ("baseline", *LADDER)

@@ -52,7 +52,8 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
     import ray
 
     from osrs_rllib.config import load_config
-    from osrs_rllib.train import build_ppo_config, env_steps_of, register_everything
+    from osrs_rllib.rllib_config import build_ppo_config, register_everything
+    from osrs_rllib.train_report import env_steps_of
 
     cfg = load_config(config, overrides)
     from common.ray_errors import dashboard_port_beside_others

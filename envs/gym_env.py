@@ -30,7 +30,8 @@ Episode end
 Arguments
     `params` (FightParams or mapping of reset options used as defaults), `reward_weights`,
     `frame_stack` (int or offsets, §15.3), `opponent` (default opponent: "baseline" or a ladder name).
-    `engine`: "python" (default), "core" (the compiled core; an error when not built) or "auto".
+    `engine`: "auto" (default: the compiled core where it is built, else Python), "core" (an error when not built)
+    or "python".
 """
 
 from __future__ import annotations

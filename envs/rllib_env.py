@@ -42,7 +42,8 @@ class NHMultiAgentEnv(MultiAgentEnv):
     * ``reward_weights``: spec §17 weights (constants or ``[a, b, n]`` schedules);
     * ``frame_stack``: int or list of offsets (spec §15.3);
     * ``opponent``: default opponent, ``"agent"`` (self-play), ``"baseline"`` or a ladder name.
-    * ``engine``: ``"python"`` (default), ``"core"`` (the compiled core, an error when not built) or ``"auto"``.
+    * ``engine``: ``"auto"`` (default: the compiled core where it is built, else Python), ``"core"`` (an error
+      when not built) or ``"python"``.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:

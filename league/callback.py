@@ -208,7 +208,10 @@ class LeagueRunner:
             elif isinstance(event, ResetEvent):
                 target = algorithm.get_policy(event.player_id)
                 target.set_weights(algorithm.get_policy(event.to).get_weights())
-                for optimizer in getattr(target, "_optimizers", []) or []:
+                # RLlib's torch policies keep their Adam optimisers in the private `_optimizers` (no public
+                # accessor); read without a default so that a rename fails here instead of keeping the old
+                # Adam moments, and tests/osrs_rllib/test_framework_internals.py pins the attribute.
+                for optimizer in target._optimizers:
                     optimizer.state.clear()
                 touched.append(event.player_id)
                 logger.info("league: reset %s to %s (%s)", event.player_id, event.to, event.reason)

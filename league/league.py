@@ -39,7 +39,6 @@ from league.players import (
     FIXED_KINDS,
     MAIN,
     FixedPlayer,
-    GameResult,
     Outcome,
     PlayerKind,
     Snapshot,
@@ -311,10 +310,6 @@ class League:
         for pid, o in ((player_a, outcome), (player_b, outcome.flipped())):
             if pid in self.exploiters:
                 self.exploiters[pid].record(o.score)
-
-    def record_games(self, results: Iterable[GameResult]) -> None:
-        for a, b, outcome in results:
-            self.record_game(a, b, outcome)
 
     def _count_kind(self, learner: str, opponent: str, outcome: Outcome, kind: str | None) -> None:
         if learner != MAIN and learner not in self.exploiters:

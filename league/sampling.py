@@ -324,13 +324,6 @@ class OpponentTable:
             shares[kind] = shares.get(kind, 0.0) + prob
         return shares
 
-    def opponent_probabilities(self) -> dict[str, float]:
-        """Total probability of each opponent id, whichever kind drew it."""
-        out: dict[str, float] = {}
-        for pid, prob in zip(self.ids, self.probs, strict=True):
-            out[pid] = out.get(pid, 0.0) + prob
-        return out
-
 
 class MixSampler:
     """Combine strategies with configured shares: draw a kind by its share, then an opponent within it.

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.stats import wilson_interval
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams, ParamError
 from envs.nh.sim import Outcome
 from envs.nh.state import FightMode
-from osrs_rllib.fight import wilson_interval
 
 FIGHT_TYPES: tuple[FightMode, ...] = (FightMode.NORMAL, FightMode.LMS, FightMode.PVP_ARENA)
 """The fight modes `randomize_fight_type` draws from (spec §13.1), in the order of its draw."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osrs_rllib.opponents import LEARNER_AGENT
+from osrs_rllib.training_env import LEARNER_AGENT
 from policies.rllib_model import NormalizerCallbacks
 
 

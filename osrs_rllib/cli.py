@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 import typer
 
+from osrs_rllib.cli_options import parse_set_options
+
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
 contract_app = typer.Typer(no_args_is_help=True, help="The action and observation contract (spec §14, §15).")
 app.add_typer(contract_app, name="contract")
@@ -38,28 +40,6 @@ def version() -> None:
     from importlib.metadata import version as _v
 
     typer.echo(_v("osrs-rllib"))
-
-
-def parse_set_options(pairs: list[str]) -> dict[str, Any]:
-    """Parse repeated ``key=value`` strings; values are YAML scalars (``true``, ``3``, ``[PURE, MED]``).
-
-    Raises:
-        ValueError: A pair without ``=``, an empty key or a value that is not valid YAML.
-    """
-    import yaml
-
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"--set expects key=value, got {pair!r} (e.g. --set max_episode_ticks=500)")
-        try:
-            options[key] = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or "invalid YAML"
-            raise ValueError(f"--set {key}: cannot parse value {raw!r} as YAML ({problem})") from None
-    return options
 
 
 @app.command()
@@ -365,115 +345,9 @@ def exploit(
     raise typer.Exit(code=code)
 
 
-@app.command("dashboard-token")
-def dashboard_token() -> None:
-    """Print the token the Ray dashboard's login dialog asks for (Ray keeps token authentication on).
+from osrs_rllib.jobs_cli import register as _register_jobs  # noqa: E402  (jobs, stop, tensorboard, dashboard-token)
 
-    Open the dashboard address that `train` or `serve` printed, paste the token into the dialog; for the
-    HTTP API send it as ``Authorization: Bearer TOKEN``.
-    """
-    from osrs_rllib.jobs import ray_auth_token
-
-    token, where = ray_auth_token()
-    if token is None:
-        raise _fail(f"no Ray token at {where}: start training or serving first (Ray writes it on its first start)")
-    typer.echo(token)
-
-
-@app.command()
-def jobs(
-    experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
-    """List training runs with their state and latest figures."""
-    from osrs_rllib.jobs import list_jobs
-
-    rows = list_jobs(experiments_dir)
-    if as_json:
-        typer.echo(json.dumps([j.to_dict() for j in rows], default=str))
-        return
-    if not rows:
-        typer.echo(f"no experiments in {experiments_dir}/")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(
-        "name", "state", "pid", "iteration", "env steps", "steps/s", "eval win¹", "weakest build", "best", "minutes",
-        caption="¹ mean over the trained builds of the latest evaluation",
-    )  # fmt: skip
-
-    def f(value: Any, spec: str) -> str:
-        return "–" if value is None else format(value, spec)
-
-    for j in rows:
-        table.add_row(
-            j.name,
-            j.state,
-            f(j.pid, "d"),
-            f(j.iteration, "d"),
-            f(j.env_steps, ","),
-            f(j.steps_per_s, ",.0f"),
-            f(j.eval_win_rate, ".1%"),
-            j.eval_weakest_build or "–",
-            f(j.best_eval_win_rate, ".1%"),
-            f(j.train_minutes, ".1f"),
-        )
-    Console().print(table)
-
-
-@app.command()
-def stop(
-    name: Annotated[str | None, typer.Argument(metavar="NAME", help="Experiment to stop.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Stop every running experiment.")] = False,
-    experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",
-    wait: Annotated[float, typer.Option(help="Seconds to wait for the final checkpoint (0: don't wait).")] = 600.0,
-) -> None:
-    """Stop a run cleanly: it finishes its iteration, writes a checkpoint and exits."""
-    from osrs_rllib.experiment import Experiment
-    from osrs_rllib.jobs import list_jobs, stop_job
-
-    if (name is None) == (not all_):
-        raise _fail("give an experiment NAME or --all (not both)")
-    if all_:
-        targets = [j.name for j in list_jobs(experiments_dir) if j.state in ("starting", "running", "stopping")]
-    else:
-        targets = [name] if name is not None else []
-    if not targets:
-        typer.echo("nothing is running")
-        return
-    for target in targets:
-        exp = Experiment(experiments_dir, target)
-        if not exp.run_path.exists():
-            raise _fail(f"no experiment {target!r} in {experiments_dir}/")
-        state = stop_job(exp, wait_s=wait)
-        typer.echo(f"{target}: {state}")
-
-
-@app.command()
-def tensorboard(
-    experiments_dir: Annotated[str, typer.Option(help="Where experiments live (every run is shown).")] = "experiments",
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 6006,
-    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 keeps it private.")] = "127.0.0.1",
-) -> None:
-    """Start TensorBoard on the experiments' event files (bound to 127.0.0.1 unless told otherwise)."""
-    import os
-    import subprocess
-    import sys
-
-    logdir = Path(experiments_dir)
-    if not logdir.is_dir():
-        raise _fail(f"no experiments directory at {logdir}; train something first")
-    spec = ",".join(f"{p.parent.name}:{p}" for p in sorted(logdir.glob("*/tensorboard")))
-    args = [sys.executable, "-m", "tensorboard.main", "--host", host, "--port", str(port)]
-    args += ["--logdir_spec", spec] if spec else ["--logdir", str(logdir)]
-    typer.echo(f"TensorBoard on http://{host}:{port} (Ctrl-C to stop)")
-    if os.name == "posix":
-        # Become TensorBoard rather than wait on it: a signal to this process (Ctrl-C, `kill`, a supervisor
-        # stopping it) then reaches the server itself instead of orphaning a child that keeps serving.
-        sys.stdout.flush()
-        os.execv(sys.executable, args)
-    raise typer.Exit(subprocess.call(args))
+_register_jobs(app)
 
 
 @app.command()

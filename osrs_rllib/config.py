@@ -40,43 +40,47 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import itertools
-import math
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    GetCoreSchemaHandler,
     PlainValidator,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic_core import core_schema
 
 from common.suggest import closest as _closest
-from common.validation import KeyedError, is_number
-from common.yaml_loader import FLOAT_12, FLOAT_FIRST_CHARS, StrictLoader
-from envs.nh.contract import frame_offsets
 from envs.nh.loadouts import Build
-from envs.nh.params import FightParams, ParamError
+from envs.nh.params import OPPONENT_BASELINE, FightParams, ParamError
 from envs.nh.rewards import WEIGHT_CHECKS, WEIGHT_TYPES, RewardWeightError, RewardWeights
 from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
+from osrs_rllib.config_errors import ConfigError, _config_error, _describe, _Invalid, _one_of
+from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
+from osrs_rllib.config_types import (
+    LOG_LEVELS,
+    NonNegativeInt,
+    NonNegativeSchedule,
+    PositiveInt,
+    PositiveSchedule,
+    Schedule,
+    _experiment_name,
+    _fragment_length,
+    _frame_stack,
+    _known_once,
+    _log_level,
+)
 from policies.network_config import NetworkConfig
 
 __all__ = [
     "EVAL_OPPONENTS",
+    "LOG_LEVELS",
     "OPPONENT_KINDS",
     "SET_SOURCE",
     "CheckpointConfig",
@@ -97,7 +101,7 @@ __all__ = [
 ]
 
 SELF_PLAY = "self_play"
-BASELINE = "baseline"
+BASELINE = OPPONENT_BASELINE
 EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
 """Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
 TARGET = "target"
@@ -107,273 +111,11 @@ LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp", TARGET)
 OpenAI Five, PFSP as in AlphaStar) and the fixed model files of ``opponents.targets``."""
 OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS, *LEAGUE_KINDS)
 """Valid keys of `OpponentsConfig.mix`. Extend this tuple (e.g. with league kinds) to admit new kinds."""
-SET_SOURCE = "--set"
-"""The 'file' a `ConfigError` names when the bad key came from a command-line override."""
-LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR")
 _RESERVED_PARAMS: dict[str, str] = {
     "opponent": "the trainer picks each episode's opponent from opponents.mix",
     "first_player_baseline": "a tools-only switch that would put a scripted bot in the agent's seat",
 }
 """§13.1 reset options that a training config may not set, with the reason shown in the error."""
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Errors
-# ---------------------------------------------------------------------------------------------------------
-
-
-class ConfigError(Exception):
-    """A config file, ``extends`` chain or ``--set`` override is wrong; ``str()`` is one line.
-
-    The line reads ``"<file>: <key.path>: <what was wrong>; expected <what> (did you mean 'x'?)"``.
-
-    Attributes:
-        file: The file the offending key came from (through ``extends``), or ``"--set"``.
-        key: The dotted key path (``ppo.lr``), or None for a problem with the file as a whole.
-        message: Everything after the key: the problem, what was expected and any suggestion.
-    """
-
-    def __init__(self, file: str, key: str | None, message: str) -> None:
-        self.file = file
-        self.key = key
-        self.message = " ".join(message.split())  # one line, whatever the wrapped exception said
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.file}: {self.key}: " if self.key else f"{self.file}: "
-        return where + self.message
-
-
-class _Invalid(ValueError):
-    """A value problem raised by this module's validators, split into the parts of a `ConfigError`.
-
-    `field` names a sub-key below the location pydantic reports (a cross-field check on the ``ppo``
-    section blames ``minibatch_size``; a bad reward weight blames its own name). `related` lists the
-    other keys of a cross-field check, relative to the same location: the error names the file that
-    wrote the last of them, since that write is what made the combination impossible. Pydantic keeps a
-    validator's `ValueError` in the error's context, which is how `_config_error` reads these back.
-    """
-
-    def __init__(
-        self,
-        problem: str,
-        expected: str | None = None,
-        *,
-        field: str | None = None,
-        suggestion: str | None = None,
-        related: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(_compose(problem, expected, suggestion))
-        self.field, self.related = field, related
-
-
-def _compose(problem: str, expected: str | None, suggestion: str | None) -> str:
-    text = problem
-    if expected:
-        text += f"; expected {expected}"
-    if suggestion:
-        text += f" (did you mean {suggestion!r}?)"
-    return text
-
-
-def _one_of(names: Iterable[str]) -> str:
-    """'one of a, b, c' for a short list; long lists (reward weights) are summarised instead of dumped."""
-    ordered = sorted(names)
-    if len(ordered) <= 16:
-        return "one of " + ", ".join(ordered)
-    return f"one of {len(ordered)} names ({', '.join(ordered[:4])}, ...)"
-
-
-def _describe(value: object) -> str:
-    """`value` as the user wrote it, in YAML terms: ``'high' (a string)``, ``null``, ``[1, 2] (a list)``."""
-    if value is None:
-        return "null"
-    kinds = {
-        bool: "true/false",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a mapping",
-    }
-    kind = kinds.get(type(value), type(value).__name__)
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({kind})"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Field types
-# ---------------------------------------------------------------------------------------------------------
-
-
-def _integral(value: Any) -> Any:
-    """YAML reads ``1e6`` as a float: accept an integral float where a count is expected."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-PositiveInt = Annotated[int, BeforeValidator(_integral), Field(gt=0)]
-NonNegativeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    """A constant, or a piecewise-linear schedule over the trainer's sampled env steps.
-
-    YAML: a number, or a list of ``[env_step, value]`` pairs with strictly increasing steps starting at
-    0, interpolated linearly and holding the last value afterwards. This is the ``lr_schedule`` /
-    ``entropy_coeff_schedule`` format of RLlib's old API stack, so `to_rllib` passes it through unchanged.
-    """
-
-    points: tuple[tuple[int, float], ...]
-    """``(env_step, value)`` pairs; a constant is the single pair ``(0, value)``."""
-
-    @classmethod
-    def constant(cls, value: float) -> Schedule:
-        """The schedule that is `value` at every step."""
-        return cls(((0, float(value)),))
-
-    @classmethod
-    def parse(cls, raw: Any) -> Schedule:
-        """Read the YAML form (a number or ``[[step, value], ...]``).
-
-        Raises:
-            ValueError: Not a number or a list of pairs, steps not integers, not starting at 0 or not
-                strictly increasing.
-        """
-        if isinstance(raw, Schedule):
-            return raw
-        if is_number(raw):
-            return cls.constant(raw)
-        shape = "a number or a list of [env_step, value] pairs starting at step 0"
-        if not isinstance(raw, list | tuple) or not raw:
-            raise _Invalid(f"got {_describe(raw)}", shape)
-        points: list[tuple[int, float]] = []
-        for pair in raw:
-            if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(is_number(x) for x in pair):
-                raise _Invalid(f"got {_describe(pair)} in the schedule", f"{shape}, e.g. [[0, 3e-4], [1e6, 1e-4]]")
-            step, value = _integral(pair[0]), float(pair[1])
-            if not isinstance(step, int) or step < 0:
-                raise _Invalid(f"got step {pair[0]!r}", "env steps that are non-negative integers")
-            points.append((step, value))
-        if points[0][0] != 0:
-            raise _Invalid(f"the schedule starts at step {points[0][0]}", "a first pair at step 0, [0, initial]")
-        steps = [s for s, _ in points]
-        if any(b <= a for a, b in itertools.pairwise(steps)):
-            raise _Invalid(f"steps {steps} are not strictly increasing", "strictly increasing env steps")
-        return cls(tuple(points))
-
-    @property
-    def initial(self) -> float:
-        """The value at step 0."""
-        return self.points[0][1]
-
-    @property
-    def values(self) -> tuple[float, ...]:
-        """Every breakpoint's value (the schedule's range, for bounds checks)."""
-        return tuple(v for _, v in self.points)
-
-    def value_at(self, step: float) -> float:
-        """The value after `step` env steps: linear between breakpoints, the last value held after them."""
-        if step <= self.points[0][0]:
-            return self.points[0][1]
-        for (s0, v0), (s1, v1) in itertools.pairwise(self.points):
-            if step < s1:
-                return v0 + (v1 - v0) * (step - s0) / (s1 - s0)
-        return self.points[-1][1]
-
-    def to_rllib(self) -> tuple[float, list[list[float]] | None]:
-        """``(initial value, schedule or None)`` for RLlib's ``lr``/``lr_schedule`` style pairs of settings."""
-        if len(self.points) == 1:
-            return self.initial, None
-        return self.initial, [[s, v] for s, v in self.points]
-
-    def to_plain(self) -> float | list[list[float]]:
-        """The YAML form: a number for a constant, else the list of pairs (`parse` reads it back)."""
-        if len(self.points) == 1:
-            return self.initial
-        return [[s, v] for s, v in self.points]
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.no_info_plain_validator_function(
-            cls.parse,
-            serialization=core_schema.plain_serializer_function_ser_schema(lambda s: s.to_plain()),
-        )
-
-
-def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Schedule]:
-    """An after-validator requiring every breakpoint of a schedule to be > (or ≥) `lower`."""
-    sign = "≥" if inclusive else ">"
-
-    def check(schedule: Schedule) -> Schedule:
-        for value in schedule.values:
-            if value < lower or (value == lower and not inclusive):
-                raise _Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
-        return schedule
-
-    return check
-
-
-PositiveSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=False))]
-NonNegativeSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=True))]
-
-
-def _fragment_length(value: Any) -> int | Literal["auto"]:
-    """A positive integer or ``"auto"``; written by hand so that a bad value gives one clear error."""
-    value = _integral(value)
-    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-        return value  # type: ignore[no-any-return]
-    raise _Invalid(f"got {_describe(value)}", 'a positive integer or "auto" (train batch / number of envs)')
-
-
-def _frame_stack(value: Any) -> int | list[int]:
-    """Frame stacking as `envs.nh.contract.frame_offsets` accepts it (spec §15.3), kept as written."""
-    value = _integral(value)
-    if not (isinstance(value, int | list) and not isinstance(value, bool)):
-        raise _Invalid(f"got {_describe(value)}", "a frame count ≥ 1 or a list of frame offsets such as [0, 1, 3]")
-    try:
-        frame_offsets(value)
-    except (TypeError, ValueError) as exc:
-        raise _Invalid(str(exc), "a frame count ≥ 1 or a non-empty list of offsets ≥ 0") from None
-    return list(value) if isinstance(value, list) else value
-
-
-def _log_level(value: str) -> str:
-    upper = value.upper()
-    if upper not in LOG_LEVELS:
-        raise _Invalid(f"got {value!r}", _one_of(LOG_LEVELS), suggestion=_closest(upper, LOG_LEVELS))
-    return upper
-
-
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
-
-
-def _experiment_name(value: str) -> str:
-    if not _NAME_PATTERN.match(value):
-        raise _Invalid(
-            f"got {value!r}",
-            "letters, digits, '.', '_' or '-', as it names the experiment directory "
-            "(set name: when the file's stem does not fit)",
-        )
-    return value
-
-
-def _known_once(valid: Sequence[str] | None, what: str, article: str) -> AfterValidator:
-    """Each name one of `valid` (any name when None), none repeated (a repeat would double that part's cost)."""
-
-    def check(names: list[str]) -> list[str]:
-        for name in names:
-            if valid is not None and name not in valid:
-                raise _Invalid(f"unknown {what} {name!r}", _one_of(valid), suggestion=_closest(name, valid))
-        if len(set(names)) != len(names):
-            raise _Invalid(f"{names} names {article} {what} twice", f"each {what} once")
-        return names
-
-    return AfterValidator(check)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -559,11 +301,6 @@ class PPOConfig(_Section):
                 related=("train_batch_size",),
             )
         return self
-
-    @property
-    def num_minibatches(self) -> int:
-        """Minibatches per epoch (derived; RLlib keeps a partial last one)."""
-        return -(-self.train_batch_size // self.minibatch_size)
 
 
 class RunnersConfig(_Section):
@@ -758,196 +495,8 @@ def _plain(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# YAML
+# Loading (the file rules live in osrs_rllib/config_files.py, the error wording in osrs_rllib/config_errors.py)
 # ---------------------------------------------------------------------------------------------------------
-
-
-class _Dumper(yaml.SafeDumper):
-    """Safe dumping that quotes strings `StrictLoader` would read as floats, so a dump loads back equal."""
-
-
-_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", FLOAT_12, FLOAT_FIRST_CHARS)
-
-
-def _represent_list(dumper: _Dumper, data: list[Any]) -> yaml.Node:
-    """Lists of scalars, and lists of such lists (schedules), on one line; anything else in block style."""
-    flat = all(
-        not isinstance(x, dict | list) or (isinstance(x, list) and not any(isinstance(y, dict | list) for y in x))
-        for x in data
-    )
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
-
-
-_Dumper.add_representer(list, _represent_list)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return f"invalid YAML{where}: {problem}"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Loading: extends, overrides, provenance
-# ---------------------------------------------------------------------------------------------------------
-
-KeyPath = tuple[str, ...]
-Provenance = dict[KeyPath, str]
-"""Where each key of the resolved mapping was last written: a file, or `SET_SOURCE`."""
-
-
-def _replace(path: KeyPath, value: Any, source: str, prov: Provenance) -> None:
-    """Record that `source` wrote `value` at `path`: it and every key below it, forgetting earlier writers there."""
-    for key in [k for k in prov if k[: len(path)] == path]:
-        del prov[key]
-    prov[path] = source
-    for key, child in value.items() if isinstance(value, Mapping) else ():
-        _replace((*path, str(key)), child, source, prov)
-
-
-def _merge(base: dict[str, Any], over: Mapping[str, Any], source: str, prov: Provenance, prefix: KeyPath = ()) -> None:
-    """Deep-merge `over`, written by `source`, into `base` in place: mappings merge, anything else replaces."""
-    for key, value in over.items():
-        path = (*prefix, str(key))
-        if isinstance(value, Mapping) and isinstance(base.get(key), Mapping):
-            prov.setdefault(path, source)
-            base[key] = dict(base[key])  # a copy: YAML aliases may share the mapping with another key
-            _merge(base[key], value, source, prov, path)
-        else:
-            base[key] = value
-            _replace(path, value, source, prov)
-
-
-def _read_yaml(file: str) -> dict[str, Any]:
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(file, None, _compose("file not found", "a YAML config file", _sibling_hint(file))) from None
-    except IsADirectoryError:
-        raise ConfigError(file, None, "is a directory; expected a YAML config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(file, None, f"cannot read the file ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=StrictLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(file, None, _yaml_problem(exc)) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        sections = ", ".join(TrainConfig.model_fields)
-        raise ConfigError(
-            file, None, f"the top level is {_describe(data)}; expected a mapping of sections ({sections})"
-        )
-    return data
-
-
-def _sibling_hint(file: str) -> str | None:
-    """The closest ``.yml`` file name in the same directory, for a mistyped path."""
-    path = Path(file)
-    try:
-        siblings = [p.name for p in path.parent.iterdir() if p.suffix in (".yml", ".yaml")]
-    except OSError:
-        return None
-    close = _closest(path.name, siblings)
-    return str(path.parent / close) if close else None
-
-
-def _chain(file: str, seen: tuple[str, ...] = ()) -> list[tuple[str, dict[str, Any]]]:
-    """`file` and its ``extends`` ancestors with their own data, the root ancestor first (later files win)."""
-    data = _read_yaml(file)
-    parent = data.pop("extends", None)
-    if parent is None:
-        return [(file, data)]
-    if not isinstance(parent, str) or not parent.strip():
-        raise ConfigError(
-            file, "extends", f"got {_describe(parent)}; expected the path of another config file, relative to this one"
-        )
-    parent_file = os.path.normpath(os.path.join(os.path.dirname(file), parent))
-    if os.path.realpath(parent_file) in [os.path.realpath(f) for f in (*seen, file)]:
-        cycle = " -> ".join((*seen, file, parent_file))
-        raise ConfigError(
-            file, "extends", f"extends cycle {cycle}; expected a chain that ends in a file without extends"
-        )
-    if not os.path.isfile(parent_file):
-        hint = _sibling_hint(parent_file)
-        raise ConfigError(
-            file,
-            "extends",
-            _compose(f"file {parent_file} not found", "a path relative to this file", hint and Path(hint).name),
-        )
-    return [*_chain(parent_file, (*seen, file)), (file, data)]
-
-
-def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> None:
-    """Apply one ``key.path=value`` (value read as YAML) in place; the value replaces what was there."""
-    key, sep, raw = override.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ConfigError(SET_SOURCE, None, f"got {override!r}; expected key.path=value (e.g. ppo.lr=1e-4)")
-    path = tuple(part.strip() for part in key.split("."))
-    if any(not part for part in path):
-        raise ConfigError(SET_SOURCE, key, "empty part in the key path; expected dotted names such as ppo.lr")
-    if path[0] == "extends":
-        raise ConfigError(SET_SOURCE, key, "extends cannot be overridden; expected it in a config file")
-    try:
-        value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else None  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(SET_SOURCE, key, f"cannot read the value {raw!r}: {_yaml_problem(exc)}") from None
-    node = data
-    for depth, part in enumerate(path[:-1]):
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-            prov[path[: depth + 1]] = SET_SOURCE
-        elif not isinstance(child, dict):
-            raise ConfigError(
-                SET_SOURCE,
-                key,
-                f"{'.'.join(path[: depth + 1])} is {_describe(child)}, not a "
-                "mapping; expected a key path into a section",
-            )
-        node = child
-    node[path[-1]] = value
-    _replace(path, value, SET_SOURCE, prov)
-
-
-@dataclass(frozen=True)
-class _Resolved:
-    """A resolved mapping with what is needed to blame the right source for a problem in it."""
-
-    data: dict[str, Any]
-    prov: Provenance
-    sources: tuple[str, ...]
-    """Every source in the order it was applied: the root ancestor first, ``--set`` last."""
-
-    def blame(self, path: KeyPath, related: Sequence[KeyPath] = ()) -> str:
-        """The source of the key at `path`: its own for a key that was written; for a section or a key
-        left at its default, the last source that wrote anything in the nearest written section. With
-        `related` keys (a cross-field check), the last of their sources and that of `path`."""
-        if related:
-            return max((self.blame(p) for p in (path, *related)), key=self.sources.index)
-        for end in range(len(path), 0, -1):
-            prefix = path[:end]
-            if prefix in self.prov:
-                writers = {src for key, src in self.prov.items() if key[:end] == prefix}
-                return max(writers, key=self.sources.index)
-        return self.sources[-2]  # nothing of it was written: the file named on the command line
-
-
-def _resolve(path: str | os.PathLike[str], overrides: Sequence[str]) -> _Resolved:
-    file = os.fspath(path)
-    chain = _chain(file)
-    data: dict[str, Any] = {}
-    prov: Provenance = {}
-    for source, layer in chain:
-        _merge(data, layer, source, prov)
-    for override in overrides:
-        _apply_override(data, prov, override)
-    if "name" not in data:
-        data["name"] = Path(file).stem
-        prov[("name",)] = file
-    return _Resolved(data, prov, (*(source for source, _ in chain), SET_SOURCE))
 
 
 def resolve_config_dict(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -957,7 +506,7 @@ def resolve_config_dict(path: str | os.PathLike[str], overrides: Sequence[str] =
         ConfigError: A missing or unreadable file, invalid YAML, a top level that is not a mapping, an
             ``extends`` cycle or a malformed override.
     """
-    return _resolve(path, overrides).data
+    return _resolve(path, overrides, list(TrainConfig.model_fields)).data
 
 
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TrainConfig:
@@ -974,28 +523,12 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
         ConfigError: Anything wrong, as one line naming the file the bad key came from, the key path,
             the problem and what was expected.
     """
-    resolved = _resolve(path, overrides)
+    resolved = _resolve(path, overrides, list(TrainConfig.model_fields))
     _reject_non_finite(resolved.data, (), resolved)
     try:
         return TrainConfig.model_validate(resolved.data)
     except ValidationError as exc:
-        raise _config_error(exc, resolved) from None
-
-
-def _reject_non_finite(node: Any, path: KeyPath, resolved: _Resolved) -> None:
-    """NaN and infinity are never a sensible setting (a learning rate, a reward weight, a schedule point): they
-    are rejected wherever they appear, before any section's own validation, so no section can forget to."""
-    if isinstance(node, float) and not math.isfinite(node):
-        key = ".".join(str(p) for p in path if not isinstance(p, int))
-        where = "".join(f"[{p}]" for p in path if isinstance(p, int))
-        raise ConfigError(resolved.blame(tuple(p for p in path if not isinstance(p, int))), key + where,
-                          f"got {node}; expected a finite number")  # fmt: skip
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            _reject_non_finite(v, (*path, str(k)), resolved)
-    elif isinstance(node, list | tuple):
-        for i, v in enumerate(node):
-            _reject_non_finite(v, (*path, i), resolved)
+        raise _config_error(exc, TrainConfig, resolved.blame) from None
 
 
 def dump_config(cfg: TrainConfig, header: str | None = None) -> str:
@@ -1005,76 +538,4 @@ def dump_config(cfg: TrainConfig, header: str | None = None) -> str:
         cfg: The config.
         header: Optional comment lines put on top (each prefixed with ``# ``).
     """
-    text = yaml.dump(
-        cfg.to_dict(), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True
-    )
-    if header:
-        text = "".join(f"# {line}\n" for line in header.splitlines()) + text
-    return text
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Validation errors → ConfigError
-# ---------------------------------------------------------------------------------------------------------
-
-_EXPECTED_TYPE = {
-    "int_type": "an integer",
-    "int_parsing": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "float_parsing": "a number",
-    "finite_number": "a finite number",
-    "bool_type": "true or false",
-    "bool_parsing": "true or false",
-    "string_type": "a string",
-    "dict_type": "a mapping",
-    "list_type": "a list",
-    "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
-}
-_EXPECTED_BOUND = {"greater_than": (">", "gt"), "greater_than_equal": ("≥", "ge"), "less_than": ("<", "lt"),
-                   "less_than_equal": ("≤", "le")}  # fmt: skip
-
-
-def _section_keys(loc: Sequence[Any]) -> list[str]:
-    """The valid keys of the model or pydantic dataclass at `loc` (section names below `TrainConfig`); a field
-    left out of the dump (the league's own mix) is not one."""
-    model: Any = TrainConfig
-    for part in loc:
-        field = model.__pydantic_fields__.get(str(part))
-        model = field.annotation if field is not None else None
-        if not hasattr(model, "__pydantic_fields__"):
-            return []
-    return [name for name, field in model.__pydantic_fields__.items() if not field.exclude]
-
-
-def _config_error(exc: ValidationError, resolved: _Resolved) -> ConfigError:
-    """The first validation problem as a one-line `ConfigError` blaming the key's own file."""
-    err = exc.errors(include_url=False)[0]
-    loc = tuple(str(p) for p in err["loc"])
-    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
-    related: list[KeyPath] = []
-    if loc and loc[-1] == "[key]":  # a mapping key of the wrong type, e.g. `1:` where a name goes
-        loc = loc[:-1]
-        message = _compose(f"the key {_describe(value)} is not a name", "a string key", None)
-    elif isinstance(problem := ctx.get("error"), _Invalid):  # this module's own check
-        related = [(*loc, *r.split(".")) for r in problem.related]
-        if problem.field:
-            loc = (*loc, *problem.field.split("."))
-        message = str(problem)
-    elif kind in ("extra_forbidden", "unexpected_keyword_argument"):  # a model's, a pydantic dataclass's
-        valid = _section_keys(loc[:-1])
-        message = _compose("unknown key", _one_of(valid), _closest(loc[-1], valid))
-    elif kind in _EXPECTED_TYPE:
-        message = _compose(f"got {_describe(value)}", _EXPECTED_TYPE[kind], None)
-    elif kind in _EXPECTED_BOUND:
-        sign, bound = _EXPECTED_BOUND[kind]
-        message = _compose(f"got {value!r}", f"a value {sign} {ctx[bound]}", None)
-    elif kind == "value_error" and isinstance(ctx.get("error"), KeyedError):  # a section's own keyed error
-        loc, message = (*loc[:-1], *ctx["error"].key.split(".")), ctx["error"].detail
-    elif kind == "value_error" and "error" in ctx:
-        message = str(ctx["error"])
-    else:
-        message = f"{err['msg']} (got {_describe(value)})"
-    key = ".".join(loc) or None
-    return ConfigError(resolved.blame(loc, related), key, message)
+    return to_yaml(cfg.to_dict(), header)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +44,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from common.stats import CONFIDENCE_Z as CONFIDENCE_Z  # its old address
+from common.stats import wilson_interval
 from envs.nh.core_engine import AnyEngine, check_engine
 from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
@@ -56,11 +57,9 @@ from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 logger = logging.getLogger(__name__)
 
-BASELINE = "baseline"
+BASELINE = OPPONENT_BASELINE
 """Name of the in-simulator scripted baseline of spec §18 as a side."""
 
-CONFIDENCE_Z = 1.96
-"""Two-sided 95% normal quantile used for the win-rate interval."""
 
 RESERVED_OPTIONS = frozenset({"opponent", "first_player_baseline"})
 """Reset options that the choice of sides sets; passing them as options is an error."""
@@ -241,35 +240,6 @@ class FightSummary:
         d["by_build"] = {k: dict(v) for k, v in self.by_build.items()}
         d["by_fight_type"] = {k: dict(v) for k, v in self.by_fight_type.items()}
         return d
-
-
-def wilson_interval(k: int, n: int, z: float = CONFIDENCE_Z) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion k / n.
-
-    Args:
-        k: Successes, 0 ≤ k ≤ n.
-        n: Trials, n ≥ 0. With n = 0 nothing is known and (0, 1) is returned.
-        z: Normal quantile of the confidence level (1.96 for 95%).
-
-    Returns:
-        (low, high), clamped to [0, 1].
-
-    Raises:
-        ValueError: k or n out of range, or z not positive.
-    """
-    if n < 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if z <= 0:
-        raise ValueError(f"z must be positive, got {z}")
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n))
-    # min/max with p: at k = 0 or k = n rounding can put a bound a hair inside p (1 - 1e-16 for 100 %)
-    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
 DEFAULT_PARALLEL = 16

@@ -303,7 +303,7 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
                     (f"; its policies: {', '.join(found)}" if found else " (not a training checkpoint?)"))
     from ray.rllib.policy.policy import Policy
 
-    from osrs_rllib.train import register_everything
+    from osrs_rllib.rllib_config import register_everything
     from policies.model_file import load_model_file
     from policies.rllib_model import export_policy
 

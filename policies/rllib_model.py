@@ -1,7 +1,8 @@
 """RLlib adapter of the NH policy network (old API stack): a `TorchModelV2`, its action distribution,
 the callbacks that keep the normalisation statistics in step, and model-file export of a trained policy.
 
-This is the only module of `policies/` that imports Ray (STYLE "How these apply" 1).
+It and the RLlib policies built on it (`fixed_policy.py`, `scripted.py`, `model_file_policy.py`) are the modules of
+`policies/` that import Ray; the network, its config and model files do not (STYLE "How these apply" 1).
 
 How it fits RLlib's PPO without changing the algorithm:
 

@@ -1,4 +1,5 @@
-"""No import cycles inside `envs/`, not even ones that only type checkers follow.
+"""No import cycles in any package (and none inside `envs/` in particular), not even ones that only type checkers
+follow.
 
 Why: a module that imports another only under ``if TYPE_CHECKING:`` still depends on it; `sim` and the rules it
 runs (`actions`, `baseline`, `masks`, `observation`, `rewards`) used to import each other that way, and `state`
@@ -16,6 +17,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "envs"
+PACKAGES = ("common", "envs", "policies", "league", "serving", "osrs_rllib")
+"""Every package of the code base (`tests/test_layers.py` names the same ones)."""
 
 
 def module_name(path: Path) -> str:
@@ -25,8 +28,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+def _modules(packages: tuple[str, ...] = (PACKAGE,)) -> dict[str, Path]:
+    return {module_name(p): p for package in packages for p in sorted((ROOT / package).rglob("*.py"))}
 
 
 def _resolve(name: str, modules: dict[str, Path]) -> str | None:
@@ -38,9 +41,9 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module → the `envs` modules it imports, by any import statement anywhere in its source."""
-    modules = _modules()
+def import_graph(packages: tuple[str, ...] = (PACKAGE,)) -> dict[str, set[str]]:
+    """Module → the modules of `packages` it imports, by any import statement anywhere in its source."""
+    modules = _modules(packages)
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for mod, path in modules.items():
         is_package = path.name == "__init__.py"
@@ -57,7 +60,7 @@ def import_graph() -> dict[str, set[str]]:
                 # `from pkg import sub` imports the submodule `pkg.sub` when there is one.
                 targets = [f"{base}.{alias.name}" for alias in node.names]
             for target in targets:
-                if not target.startswith(PACKAGE + "."):
+                if not target.startswith(tuple(p + "." for p in packages)) and target not in packages:
                     continue
                 found = _resolve(target, modules)
                 if found is not None and found != mod:
@@ -95,6 +98,19 @@ def test_envs_has_no_import_cycle() -> None:
         "import cycle in envs/ (TYPE_CHECKING and function-level imports count): "
         + " -> ".join(cycle or [])
         + "; type the parameter with a protocol (envs/nh/fight_view.py) or move the shared names down a layer"
+    )
+
+
+def test_no_package_has_an_import_cycle() -> None:
+    """The same rule across the whole code base (issue 26): a cycle between application modules (`builds` and
+    `fight` used to import each other) or between packages is as hard to follow as one inside `envs/`."""
+    graph = import_graph(PACKAGES)
+    assert {m.split(".")[0] for m in graph} == set(PACKAGES)
+    cycle = find_cycle(graph)
+    assert cycle is None, (
+        "import cycle (TYPE_CHECKING and function-level imports count): "
+        + " -> ".join(cycle or [])
+        + "; depend on a protocol or move the shared names down a layer"
     )
 
 

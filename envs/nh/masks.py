@@ -107,21 +107,8 @@ def farcast_flags(p: PlayerState, q: PlayerState) -> list[bool]:
     ]
 
 
-def has_potion(p: PlayerState, potion: PotionType) -> bool:
-    return p.potion_doses(potion) > 0
-
-
 if HEAD_SIZES != (4, 3, 3, 4, 5, 2, 2, 2, 2, 5, 7, 6) or len(FARCAST_DISTANCES) != HEAD_SIZES[10] - 1:
     raise AssertionError("the §14.1 head layout changed: update `mask_values`, which lists the 45 values in order")
-
-
-def compute_masks(
-    sim: FightView, p: PlayerState, facts: LoadoutFacts, known_lunar: bool, out: np.ndarray | None = None
-) -> np.ndarray:
-    """Fill the 45 environment mask booleans for player `p` (spec §14.3)."""
-    m = out if out is not None else np.zeros(NUM_MASK, dtype=bool)
-    m[:] = mask_values(sim, p, facts, known_lunar)
-    return m
 
 
 def pack_masks(values: list[bool], out: np.ndarray) -> None:

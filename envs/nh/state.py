@@ -188,9 +188,6 @@ class PlayerState:
     def wears(self, item_id: int) -> bool:
         return item_id in self.equipment
 
-    def inventory_count(self, item_id: int) -> int:
-        return self.inventory.count(item_id)
-
     def free_inventory_slots(self) -> int:
         return self.inventory.count(EMPTY)
 

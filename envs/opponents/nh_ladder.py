@@ -472,8 +472,3 @@ class GradedNH(_PreferencePolicy):
             values = [v for v, ok in enumerate(legal.tolist()) if ok]
             return values[int(self._rng.integers(len(values)))]
         return super()._choose(head, legal)
-
-
-def level_factory(name: str) -> GradedNH:
-    """A fresh, unseeded player of the level `name` (seed it with `reset`)."""
-    return GradedNH(LEVELS_BY_NAME[name])

@@ -15,11 +15,12 @@ from typing import Any, Literal
 
 import numpy as np
 
+from envs.nh.params import OPPONENT_BASELINE
 from envs.opponents import LADDER, ScriptedPolicy, act_rows, make_opponent
 from osrs_rllib.experiment import MODEL_NAME, STATE_FILE
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file
 
-BASELINE = "baseline"
+BASELINE = OPPONENT_BASELINE
 """The in-simulator scripted bot of spec §18: it can only sit in seat B of `play`."""
 
 PolicyKind = Literal["model", "ladder", "baseline"]

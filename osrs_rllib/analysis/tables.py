@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 
 from common.atomic_files import write_json_atomic
+from common.stats import wilson_interval
 from envs.nh.contract import HEADS, NUM_HEADS, OBS_SIZE, FrameStack
 from envs.nh.masks import NUM_MASK
 from league.players import GameResult
@@ -28,7 +29,6 @@ from osrs_rllib.analysis.experiments import ExperimentView, _experiment_dir, ope
 from osrs_rllib.analysis.fights import ACTION_COLUMNS, DEFAULT_PARALLEL_FIGHTS, play
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy
 from osrs_rllib.experiment import read_json
-from osrs_rllib.fight import wilson_interval
 from policies.model_file import read_model_meta
 
 CACHE_FILE = Path("analysis") / "checkpoint_table.json"

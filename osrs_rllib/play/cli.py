@@ -65,7 +65,7 @@ def play(
 
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
-    from osrs_rllib.cli import parse_set_options
+    from osrs_rllib.cli_options import parse_set_options
     from osrs_rllib.play.opponents import OpponentError, default_opponents, resolve_opponents
     from osrs_rllib.play.server import PlayConfig, PlayServer
 

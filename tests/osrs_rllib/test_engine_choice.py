@@ -18,7 +18,8 @@ from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
 from osrs_rllib.config import load_config
 from osrs_rllib.opponents import TrainingEnv
-from osrs_rllib.train import Trainer, TrainingError, env_config
+from osrs_rllib.train import TrainingError, env_config
+from osrs_rllib.train_report import engine_line
 
 NH = Path(__file__).resolve().parents[2] / "configs" / "nh.yml"
 
@@ -66,15 +67,9 @@ def test_a_forced_core_that_is_not_built_stops_training_before_ray(monkeypatch: 
     import envs.nh.core_engine
 
     monkeypatch.setattr(envs.nh.core_engine, "core_available", lambda: False)
-    trainer = Trainer.__new__(Trainer)
-    trainer.cfg = load_config(NH, ["env.engine=core"])
-    trainer.echo = print
     with pytest.raises(TrainingError, match=r"env\.engine is core but the compiled simulator core is not built"):
-        trainer._announce_engine()
-    lines: list[str] = []
-    trainer.cfg = load_config(NH, ["env.engine=auto"])
-    trainer.echo = lines.append
-    trainer._announce_engine()
+        engine_line(load_config(NH, ["env.engine=core"]))
+    lines = [engine_line(load_config(NH, ["env.engine=auto"]))]
     assert lines == ["simulator: the Python engine (the compiled core is not built (pip install -e .))"]
 
 

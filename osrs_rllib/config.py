@@ -73,6 +73,7 @@ from envs.nh.params import FightParams, ParamError
 from envs.nh.rewards import WEIGHT_CHECKS, WEIGHT_TYPES, RewardWeightError, RewardWeights
 from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
+from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, OBS_IDS
 from policies.network_config import NetworkConfig
 
 __all__ = [
@@ -404,6 +405,56 @@ class RayConfig(_Section):
     """Dashboard port; 8265 is Ray's usual one."""
 
 
+# Issue 25: warm starts and the training options that are off by default (one block, `osrs_rllib/shaping.py`,
+# `osrs_rllib/warm_start.py`, `osrs_rllib/grad_accumulation.py` hold what they do).
+class NoveltyConfig(_Section):
+    """A novelty reward for the learner (`osrs_rllib.shaping.NoveltyReward`): off while `scale` is 0."""
+
+    scale: NonNegativeSchedule = Schedule.constant(0.0)
+    """Reward per standard deviation of distance from the running mean (RMS over `entries`), a constant or
+    ``[[env_step, value], ...]``; 0 = off. The §17 rewards are ±1 for the fight, so 0.001–0.01 explores without
+    outweighing a hit."""
+    entries: Annotated[list[str], _known_once(OBS_IDS, "observation entry", "an")] = Field(
+        default_factory=lambda: list(NOVELTY_ENTRIES)
+    )
+    """§15.2 entry ids measured; by default those the learner's own heads move (`shaping.NOVELTY_ENTRIES`)."""
+    clip: float = Field(5.0, gt=0)
+    """The largest distance one entry counts, in standard deviations: one rare value cannot pay a fight's worth."""
+
+    @property
+    def enabled(self) -> bool:
+        return any(v > 0 for v in self.scale.values)
+
+
+class ObservationNoiseConfig(_Section):
+    """Gaussian noise on entries of the learner's observation (`osrs_rllib.shaping.ObservationNoise`): off while
+    `std` is 0."""
+
+    std: NonNegativeSchedule = Schedule.constant(0.0)
+    """Standard deviation in the entries' raw units (§15.1), a constant or ``[[env_step, value], ...]``; 0 = off."""
+    entries: Annotated[list[str], _known_once(OBS_IDS, "observation entry", "an")] = Field(
+        default_factory=lambda: list(NOISE_ENTRIES)
+    )
+    """§15.2 entry ids that get noise; by default the fractions (health, prayer, levels, hit statistics)."""
+
+    @property
+    def enabled(self) -> bool:
+        return any(v > 0 for v in self.std.values)
+
+
+class InitConfig(_Section):
+    """A warm start (`osrs_rllib/warm_start.py`): every trainable policy starts from a model file's weights."""
+
+    model: str | None = None
+    """A ``*.nhmodel`` of the config's network shape (``train --init``); null = fresh networks. Ignored by
+    ``--resume``, which continues from the checkpoint's weights."""
+    critic: bool = True
+    """Also take the file's critic (value trunk, head and critic-input statistics). On: a PPO-trained file's critic
+    already predicts the §17 returns, and a random one would feed the first iterations noisy advantages that undo
+    the warm policy; a cloned file's critic is its untrained initialisation, as good as a fresh one. Off when the
+    rewards changed (other `env.reward_weights`): the old values would then mislead."""
+
+
 class EnvConfig(_Section):
     """The NH environment: §13.1 reset parameters, §17 reward weights and §15.3 frame stacking."""
 
@@ -419,6 +470,10 @@ class EnvConfig(_Section):
     """Simulator engine of the training envs: ``core`` the compiled core (`envs/nh/core`, bit-identical to the
     Python engine and ~40× faster; an error where it is not built), ``python`` the Python reference, ``auto``
     the core where it is built, else Python with one log line."""
+    novelty: NoveltyConfig = NoveltyConfig()
+    """A novelty reward for the learner (off by default; docs/training.md, "Novelty reward")."""
+    observation_noise: ObservationNoiseConfig = ObservationNoiseConfig()
+    """Noise on the learner's observation (off by default; docs/training.md, "Observation noise")."""
 
     @field_validator("params")
     @classmethod
@@ -547,6 +602,20 @@ class PPOConfig(_Section):
     """SGD passes over each train batch; 4 reuses samples without drifting far from the behaviour policy."""
     rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_fragment_length)] = "auto"
     """Steps each env contributes per sample call; ``auto`` = train batch / total envs, so batches fill evenly."""
+    grad_accumulation_steps: PositiveInt = 1
+    """Micro-batches each SGD minibatch is split into, their gradients summed (weighted by size) before one optimiser
+    step: the same update with a k-th of the activations in memory (`osrs_rllib/grad_accumulation.py`); 1 = off."""
+
+    @model_validator(mode="after")
+    def _check_accumulation(self) -> PPOConfig:
+        if self.grad_accumulation_steps > self.minibatch_size:
+            raise _Invalid(
+                f"grad_accumulation_steps {self.grad_accumulation_steps} > minibatch_size {self.minibatch_size}",
+                "at most one micro-batch per sample of a minibatch",
+                field="grad_accumulation_steps",
+                related=("minibatch_size",),
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_sizes(self) -> PPOConfig:
@@ -701,6 +770,8 @@ class TrainConfig(_Section):
     """Stop criteria."""
     logging: LoggingConfig = LoggingConfig()
     """TensorBoard, terminal view, log level."""
+    init: InitConfig = InitConfig()
+    """A warm start from a model file (``train --init``); none by default."""
 
     @field_validator("league", mode="before")
     @classmethod

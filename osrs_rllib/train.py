@@ -173,6 +173,10 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "league": cfg.league_enabled,
         "scripted_in_env": cfg.opponents.scripted_in_env,
         "engine": cfg.env.engine,
+        # issue 25's training options reach the envs only when on, so a config without them builds the same envs
+        **({"novelty": cfg.env.novelty.model_dump(mode="json")} if cfg.env.novelty.enabled else {}),
+        **({"observation_noise": cfg.env.observation_noise.model_dump(mode="json")}
+           if cfg.env.observation_noise.enabled else {}),
     }
 
 
@@ -788,9 +792,13 @@ class Trainer:
         """Reward schedules (spec §17.4) count completed training rollouts, i.e. iterations here."""
         progress = float(self.state.iteration)
 
+        steps = float(self.state.env_steps)
+
         def apply(env: Any) -> None:
             if hasattr(env, "set_training_progress"):
                 env.set_training_progress(progress)
+            if hasattr(env, "set_env_steps"):  # the novelty and noise schedules (osrs_rllib/shaping.py)
+                env.set_env_steps(steps)
 
         self.algo.env_runner_group.foreach_env(apply)
 

@@ -448,6 +448,8 @@ class Trainer:
         self.league_runner: Any = None
         self.resume_from: CheckpointInfo | None = None
         """The checkpoint a resume continues from, chosen once (`_check_resumable`) before anything starts."""
+        self.init_model: Any = None
+        """The warm start's model (`osrs_rllib/warm_start.py`), checked in `run` before anything is written."""
 
     # -- setup ---------------------------------------------------------------------------------------
     def _start_ray(self) -> None:
@@ -677,6 +679,10 @@ class Trainer:
         """Train until a stop limit or a stop request; returns the process exit code."""
         started = time.time()
         state = "failed"
+        if not self.resume:  # a bad init model fails here, before the experiment directory is touched
+            from osrs_rllib.warm_start import load_init
+
+            self.init_model = load_init(self.cfg)
         try:
             self.stop.install()
             if self.resume:
@@ -708,6 +714,10 @@ class Trainer:
                 # only now: a resume that failed (say, a --set that no longer fits the checkpoint) must leave
                 # the config the run was trained with, or the next plain --resume would fail the same way
                 write_text_atomic(self.exp.config_path, dump_config(self.cfg))
+            elif self.init_model is not None:
+                from osrs_rllib.warm_start import start_from
+
+                start_from(self.algo, self.init_model, self.exp.dir, self.echo)
             self._open_tensorboard()
             self._view = make_view(self.cfg, self.echo)
             if self.league_runner is not None:
@@ -860,6 +870,9 @@ class Trainer:
             "eval_win_rate": win_rate,
             "config": self.cfg.to_dict(),
         }
+        init = read_json(self.exp.dir / "init.json", None)  # a warm start's provenance (warm_start.INIT_FILE)
+        if init:
+            metadata["init"] = init
         # the marker (written last by `writing_checkpoint`, with the manifest) carries our counters and this
         # checkpoint's win rate, so the checkpoint describes itself even if the index write below never happens
         marker = {**self.state.to_json(), "eval_win_rate": win_rate}

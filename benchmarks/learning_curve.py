@@ -8,7 +8,7 @@ How to run this script::
     .venv/bin/python benchmarks/learning_curve.py --json
     # issue 25's warm-start bar: from scratch and from a cloned model, same config and seed, one budget each
     .venv/bin/python benchmarks/learning_curve.py --init bc-expert.nhmodel --env-steps 2000000 \
-        --set evaluation.interval=10 --fights 0
+        --set evaluation.interval=10 --set 'evaluation.opponents=[baseline]' --set checkpoint.best_by=null --fights 0
 
 It runs ``osrs-rllib train`` exactly as a user does (a subprocess, experiment ``learning-curve`` under
 ``--experiments-dir``, replaced if it exists) with ``stop.minutes`` set to ``--minutes``, then reads the

@@ -47,7 +47,9 @@ def write_model(cfg: TrainConfig, path: Path, seed: int = 11) -> Path:
 
 
 def file_weights(path: Path) -> dict[str, torch.Tensor]:
-    return {k: v.detach().clone() for k, v in load_model_file(path).module.state_dict().items()}
+    """The file's weights and statistics (the scripted module also lists the contract's static tables: left out)."""
+    persistent = init_network(load_config(SMOKE)).state_dict().keys()
+    return {k: v.detach().clone() for k, v in load_model_file(path).module.state_dict().items() if k in persistent}
 
 
 # -- the command line -----------------------------------------------------------------------------------------
@@ -136,6 +138,39 @@ def test_every_learner_starts_from_the_file_exactly_and_then_trains(tmp_path: Pa
     after = trained.module.state_dict()
     assert not torch.equal(after["actor_trunk.0.weight"], want["actor_trunk.0.weight"])
     assert trained.metadata["init"]["model"] == str(model.resolve())
+
+
+def test_apply_init_loads_a_ppo_policy_exactly_with_or_without_the_critic(tmp_path: Path) -> None:
+    """The loading step itself, on RLlib's real PPO policy of the smoke config (no Ray needed)."""
+    from types import SimpleNamespace
+
+    from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
+    from ray.rllib.models.preprocessors import get_preprocessor
+
+    from osrs_rllib.opponents import TrainingEnv
+    from osrs_rllib.train import build_ppo_config, env_config
+    from osrs_rllib.warm_start import apply_init
+    from policies.rllib_model import register
+
+    register()
+    cfg = load_config(SMOKE)
+    model = write_model(cfg, tmp_path / "m.nhmodel")
+    want = file_weights(model)
+    env = TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": {"baseline": 1.0}})
+    space = get_preprocessor(env.observation_space)(env.observation_space).observation_space
+    for critic in (True, False):
+        torch.manual_seed(0)
+        policy = PPOTorchPolicy(space, env.action_space, build_ppo_config(cfg).to_dict())
+        fresh = {k: v.detach().clone() for k, v in policy.model.net.state_dict().items()}
+        algo = SimpleNamespace(get_policy=lambda pid, p=policy: p, config=SimpleNamespace(policies_to_train=["main"]),
+                               env_runner_group=None)  # fmt: skip
+        init = load_init(load_config(SMOKE, [f"init.model={model}", f"init.critic={str(critic).lower()}"]))
+        assert init is not None and apply_init(algo, init, ["main"]) == ["main"]
+        now = policy.model.net.state_dict()
+        for key, value in want.items():
+            expected = fresh[key] if key.startswith(CRITIC_PREFIXES) and not critic else value
+            assert now[key].dtype == expected.dtype and torch.equal(now[key], expected), (critic, key)
+        assert not torch.equal(fresh["obs_norm.mean"], want["obs_norm.mean"])
 
 
 def test_load_init_without_the_critic_leaves_its_keys_out(tmp_path: Path) -> None:

@@ -177,3 +177,33 @@ def test_bad_values_name_the_key(override: str, words: str) -> None:
         load_config(SMOKE, [override])
     key = override.split("=")[0]
     assert str(err.value).startswith(f"--set: {key}") and words in str(err.value)
+
+
+def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Path) -> None:
+    """The three options through `osrs-rllib train` as a user runs it: the envs pay the novelty reward (its episode
+    sum reaches TensorBoard), the learner is the accumulating PPO policy, and a resume rebuilds it."""
+    import pickle
+    import subprocess
+    import sys
+
+    from tests.osrs_rllib.test_train import tensorboard_tags
+
+    sets = ["stop.iterations=2", "evaluation.interval=0", "checkpoint.keep_best=false", "env.novelty.scale=0.01",
+            "env.observation_noise.std=0.05", "ppo.grad_accumulation_steps=4",
+            f"experiments_dir={tmp_path}"]  # fmt: skip
+
+    def train(*extra: str) -> subprocess.CompletedProcess[str]:
+        args = [sys.executable, "-m", "osrs_rllib.cli", "train", "configs/smoke.yml", *extra]
+        args += [a for s in sets for a in ("--set", s)]
+        return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+
+    proc = train()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run = tmp_path / "smoke"
+    assert "fight/novelty_return_mean" in tensorboard_tags(run / "tensorboard")
+    state = pickle.loads((run / "checkpoints" / "iter-000002" / "policies" / "main" / "policy_state.pkl").read_bytes())
+    assert state["policy_spec"]["policy_class"].__name__ == "AccumulatingPPOTorchPolicy"
+    sets[0] = "stop.iterations=3"
+    resumed = train("--resume")
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "resumed smoke from iter-000002" in resumed.stdout

@@ -6,6 +6,9 @@ How to run this script::
     .venv/bin/python benchmarks/learning_curve.py                   # 60 minutes, the issue's bar
     .venv/bin/python benchmarks/learning_curve.py --minutes 10      # a shorter look
     .venv/bin/python benchmarks/learning_curve.py --json
+    # issue 25's warm-start bar: from scratch and from a cloned model, same config and seed, one budget each
+    .venv/bin/python benchmarks/learning_curve.py --init bc-expert.nhmodel --env-steps 2000000 \
+        --set evaluation.interval=10 --set 'evaluation.opponents=[baseline]' --set checkpoint.best_by=null --fights 0
 
 It runs ``osrs-rllib train`` exactly as a user does (a subprocess, experiment ``learning-curve`` under
 ``--experiments-dir``, replaced if it exists) with ``stop.minutes`` set to ``--minutes``, then reads the
@@ -15,8 +18,16 @@ builds, and ``eval/baseline/<build or fight type>/<mode>/win_rate``, against env
 stochastic) against the in-simulator baseline with the run's own fight parameters, split by build and
 fight type.
 
-Results to expect: the closing notes of the training issue record this machine's curve. Nothing is
-asserted: this script prints figures.
+With ``--init MODEL`` it trains twice, one run after the other with the same config, seed and budget: from scratch
+(experiment ``learning-curve-scratch``) and from the model file (``learning-curve-init``, ``train --init``), and
+prints both curves and, for each, the env steps of the first evaluation point whose mean over the trained builds
+reaches ``--bar`` (95 %), and their ratio: issue 25's bar is a from-init run that needs at most half the scratch
+run's steps. ``--env-steps`` gives both the same sample budget (``--minutes`` stays a guard); evaluate often
+(``--set evaluation.interval=10``) or the first crossing is only known to the nearest evaluation; ``--fights 0``
+skips the final rating.
+
+Results to expect: the closing notes of the training issue record this machine's curve; docs/training.md
+("Warm starts") the warm-start figures. Nothing is asserted: this script prints figures.
 """
 
 from __future__ import annotations
@@ -108,6 +119,92 @@ def final_rating(exp_dir: Path, fights: int, seed: int, unseen: list[str]) -> li
     return out
 
 
+def steps_to_bar(curve: list[dict[str, Any]], bar: float) -> int | None:
+    """Env steps of the first evaluation point whose headline (mean over the trained builds) reaches `bar`."""
+    return next((p["env_steps"] for p in curve if p["win_rate"] >= bar), None)
+
+
+def train_run(args: argparse.Namespace, name: str, extra: list[str]) -> tuple[float, list[dict[str, Any]]]:
+    """``osrs-rllib train`` as a user runs it (experiment `name`, replaced); returns the wall time and its curve."""
+    command = [
+        sys.executable,
+        "-m",
+        "osrs_rllib.cli",
+        "train",
+        args.config,
+        "--name",
+        name,
+        "--force",
+        "--set",
+        f"experiments_dir={args.experiments_dir}",
+        "--set",
+        f"stop.minutes={args.minutes}",
+        "--set",
+        "ray.include_dashboard=false",
+        "--set",
+        "logging.live=false",
+        *extra,
+    ]
+    if args.env_steps is not None:
+        command += ["--set", f"stop.env_steps={args.env_steps}"]
+    for override in args.overrides:
+        command += ["--set", override]
+    started = time.time()
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    wall = time.time() - started
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        sys.exit(proc.returncode)
+    return wall, read_curve(Path(args.experiments_dir) / name / "tensorboard")
+
+
+def print_curve(curve: list[dict[str, Any]]) -> None:
+    names = sorted({name for p in curve for name in p["split"]})
+    print(f"{'iteration':>9} {'env steps':>11} {'mean of builds':>24}  " + " ".join(f"{n:>10}" for n in names))
+    for p in curve:
+        cells = " ".join(f"{p['split'][n]:>10.0%}" if n in p["split"] else f"{'':>10}" for n in names)
+        print(
+            f"{p['iteration']:>9} {p['env_steps']:>11,} {p['win_rate']:>8.1%} [{p['low']:.1%}, {p['high']:.1%}]  "
+            + cells
+        )
+
+
+def compare_init(args: argparse.Namespace) -> None:
+    """Issue 25's two curves: from scratch and from ``--init``, same config, seed and budget, one after the other."""
+    runs: dict[str, dict[str, Any]] = {}
+    init_args = ["--init", str(Path(args.init).resolve())] + ([] if args.init_critic else ["--no-init-critic"])
+    for label, extra in (("scratch", []), ("init", init_args)):
+        name = f"{NAME}-{label}"
+        wall, curve = train_run(args, name, extra)
+        exp_dir = Path(args.experiments_dir) / name
+        finals = final_rating(exp_dir, args.fights, args.seed, args.unseen) if args.fights else []
+        runs[label] = {"experiment": name, "wall_seconds": wall, "curve": curve, "final": finals,
+                       "steps_to_bar": steps_to_bar(curve, args.bar)}  # fmt: skip
+    scratch, warm = runs["scratch"]["steps_to_bar"], runs["init"]["steps_to_bar"]
+    ratio = warm / scratch if scratch and warm is not None else None
+    report = {"config": args.config, "init": args.init, "bar": args.bar, "env_steps": args.env_steps,
+              "minutes": args.minutes, "runs": runs, "init_over_scratch": ratio,
+              "passed": ratio is not None and ratio <= 0.5}  # fmt: skip
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return
+    for label, run in runs.items():
+        print(f"\n{label}: {args.config}" + (f" from {args.init}" if label == "init" else "")
+              + f" ({run['wall_seconds'] / 60:.1f} min wall)")  # fmt: skip
+        print_curve(run["curve"])
+        for final in run["final"]:
+            print(f"  final, {final['mode']}: mean of {len(final['builds'])} builds {final['win_rate']:.1%} "
+                  f"[{final['win_rate_low']:.1%}, {final['win_rate_high']:.1%}]")  # fmt: skip
+
+    def fmt(steps: int | None) -> str:
+        return "not reached" if steps is None else f"{steps:,} env steps"
+
+    met = ratio is not None and ratio <= 0.5
+    verdict = "" if ratio is None else f"; init / scratch = {ratio:.2f} (bar ≤ 0.50: {'met' if met else 'not met'})"
+    print(f"\nfirst evaluation at ≥ {args.bar:.0%} vs the baseline (mean of the trained builds): "
+          f"scratch {fmt(scratch)}, init {fmt(warm)}{verdict}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/nh.yml")
@@ -118,50 +215,24 @@ def main() -> None:
     parser.add_argument("--experiments-dir", default=str(REPO / "experiments"))
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="extra config override")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--init", default=None, help="also train from this model file and compare (issue 25)")
+    parser.add_argument("--no-init-critic", dest="init_critic", action="store_false", help="--init's actor only")
+    parser.add_argument("--env-steps", type=int, default=None, help="sample budget of each run (stop.env_steps)")
+    parser.add_argument("--bar", type=float, default=0.95, help="win rate whose first crossing is compared")
     args = parser.parse_args()
+    if args.init is not None:
+        compare_init(args)
+        return
 
     exp_dir = Path(args.experiments_dir) / NAME
-    command = [
-        sys.executable,
-        "-m",
-        "osrs_rllib.cli",
-        "train",
-        args.config,
-        "--name",
-        NAME,
-        "--force",
-        "--set",
-        f"experiments_dir={args.experiments_dir}",
-        "--set",
-        f"stop.minutes={args.minutes}",
-        "--set",
-        "ray.include_dashboard=false",
-        "--set",
-        "logging.live=false",
-    ]
-    for override in args.overrides:
-        command += ["--set", override]
-    started = time.time()
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
-    wall = time.time() - started
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        sys.exit(proc.returncode)
-    curve = read_curve(exp_dir / "tensorboard")
-    finals = final_rating(exp_dir, args.fights, args.seed, args.unseen)
+    wall, curve = train_run(args, NAME, [])
+    finals = final_rating(exp_dir, args.fights, args.seed, args.unseen) if args.fights else []
     report = {"config": args.config, "minutes": args.minutes, "wall_seconds": wall, "curve": curve, "final": finals}
     if args.json:
         print(json.dumps(report, indent=1))
         return
     print(f"trained {args.config} for {args.minutes:g} minutes ({wall / 60:.1f} min wall)")
-    names = sorted({name for p in curve for name in p["split"]})
-    print(f"{'iteration':>9} {'env steps':>11} {'mean of builds':>24}  " + " ".join(f"{n:>10}" for n in names))
-    for p in curve:
-        cells = " ".join(f"{p['split'][n]:>10.0%}" if n in p["split"] else f"{'':>10}" for n in names)
-        print(
-            f"{p['iteration']:>9} {p['env_steps']:>11,} {p['win_rate']:>8.1%} [{p['low']:.1%}, {p['high']:.1%}]  "
-            + cells
-        )
+    print_curve(curve)
     for final in finals:
         print(
             f"\nfinal policy, {final['mode']} (iteration {final['model_iteration']}, {final['model_env_steps']:,} "

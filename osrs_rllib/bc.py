@@ -136,7 +136,13 @@ def network_sizes(cfg: TrainConfig) -> tuple[int, int]:
     return obs_size, frames * CRITIC_SIZE if with_critic else obs_size
 
 
-def init_network(cfg: TrainConfig, init: str | os.PathLike[str] | None = None) -> NHPolicyNetwork:
+INIT_FIX = "pass the config it was trained with (--config, --set model.*=...) or leave out --init"
+"""What `init_network`'s shape error tells a `bc` user to do (`osrs_rllib/warm_start.py` tells a `train` user)."""
+
+
+def init_network(
+    cfg: TrainConfig, init: str | os.PathLike[str] | None = None, fix: str = INIT_FIX
+) -> NHPolicyNetwork:
     """The config's network: freshly initialised, or holding the weights of the model file `init`.
 
     Raises:
@@ -156,8 +162,7 @@ def init_network(cfg: TrainConfig, init: str | os.PathLike[str] | None = None) -
     if differ:
         detail = ", ".join(f"{k} {theirs.get(k)!r} (config: {ours[k]!r})" for k in differ)
         raise BCError(
-            f"--init {init}: the model file has another shape than the config's network: {detail}; pass the config it "
-            "was trained with (--config, --set model.*=...) or leave out --init"
+            f"--init {init}: the model file has another shape than the config's network: {detail}; {fix}"
         )
     wanted = network.state_dict()
     network.load_state_dict({k: v for k, v in model.module.state_dict().items() if k in wanted}, strict=True)

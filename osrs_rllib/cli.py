@@ -247,16 +247,35 @@ def train(
         str | None, typer.Option(help="Join a running Ray cluster ('auto' or HOST:PORT) instead of starting one.")
     ] = None,
     detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `osrs-rllib jobs`.")] = False,
+    init: Annotated[
+        Path | None,
+        typer.Option(help="Start every trainable policy from this model file (same network shape; init.model)."),
+    ] = None,
+    init_critic: Annotated[
+        bool | None,
+        typer.Option("--init-critic/--no-init-critic", help="Also take the init model's critic (init.critic; on)."),
+    ] = None,
 ) -> None:
     """Train an NH agent with RLlib PPO; experiments live in experiments/<name>/.
 
     With --resume the experiment's own saved config is used (CONFIG names the experiment), with --set
-    overrides applied on top, e.g. --set stop.minutes=120 to train longer.
+    overrides applied on top, e.g. --set stop.minutes=120 to train longer. --init starts from a model file's
+    weights (a cloned or shipped model; osrs_rllib/warm_start.py); a resume continues from its checkpoint instead.
     """
+    import json
+
     from osrs_rllib.config import ConfigError, load_config
     from osrs_rllib.experiment import Experiment, ExperimentError
+    from osrs_rllib.warm_start import WarmStartError, load_init
 
     overrides = list(set_ or [])
+    if init is not None:
+        if resume:
+            raise _fail("--init and --resume contradict each other: a resumed run continues from its checkpoint's "
+                        "weights; leave out --init (or start a new experiment from the model)")  # fmt: skip
+        overrides.append(f"init.model={json.dumps(str(init.expanduser().resolve()))}")  # JSON is YAML: any path
+    if init_critic is not None:
+        overrides.append(f"init.critic={'true' if init_critic else 'false'}")
     if name is not None:
         overrides.append(f"name={name}")
     if address is not None:
@@ -283,7 +302,9 @@ def train(
                     "to start over (deleting its checkpoints)"
                 )
             exp.ensure_not_running()
-    except ConfigError as exc:
+        if not resume:
+            load_init(cfg)  # a model file of another shape: one line, before anything is written
+    except (ConfigError, WarmStartError) as exc:
         raise _fail(str(exc)) from None
     except ExperimentError as exc:
         raise _fail(str(exc)) from None
@@ -309,7 +330,7 @@ def train(
     trainer = Trainer(cfg, exp, resume=resume, echo=typer.echo)
     try:
         code = trainer.run()
-    except (TrainingError, ExperimentError) as exc:
+    except (TrainingError, ExperimentError, WarmStartError) as exc:
         raise _fail(str(exc)) from None
     raise typer.Exit(code=code)
 

@@ -46,8 +46,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     PlainValidator,
     ValidationError,
@@ -63,6 +61,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
 from osrs_rllib.config_errors import ConfigError, _config_error, _describe, _Invalid, _one_of
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
+from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_types import (
     LOG_LEVELS,
     NonNegativeInt,
@@ -75,6 +74,7 @@ from osrs_rllib.config_types import (
     _frame_stack,
     _known_once,
     _log_level,
+    _Section,
 )
 from policies.network_config import NetworkConfig
 
@@ -123,14 +123,6 @@ _RESERVED_PARAMS: dict[str, str] = {
 # ---------------------------------------------------------------------------------------------------------
 
 
-class _Section(BaseModel):
-    """Shared settings: unknown keys are errors, types are strict (no ``"3"`` for 3), values are frozen."""
-
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
-    )
-
-
 class RayConfig(_Section):
     """Where Ray runs: an embedded local instance (the laptop default) or an existing cluster."""
 
@@ -162,6 +154,10 @@ class EnvConfig(_Section):
     """Simulator engine of the training envs: ``core`` the compiled core (`envs/nh/core`, bit-identical to the
     Python engine and ~40× faster; an error where it is not built), ``python`` the Python reference, ``auto``
     the core where it is built, else Python with one log line."""
+    novelty: NoveltyConfig = NoveltyConfig()
+    """A novelty reward for the learner (off by default; docs/training.md, "Novelty reward")."""
+    observation_noise: ObservationNoiseConfig = ObservationNoiseConfig()
+    """Noise on the learner's observation (off by default; docs/training.md, "Observation noise")."""
 
     @field_validator("params")
     @classmethod
@@ -290,6 +286,20 @@ class PPOConfig(_Section):
     """SGD passes over each train batch; 4 reuses samples without drifting far from the behaviour policy."""
     rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_fragment_length)] = "auto"
     """Steps each env contributes per sample call; ``auto`` = train batch / total envs, so batches fill evenly."""
+    grad_accumulation_steps: PositiveInt = 1
+    """Micro-batches each SGD minibatch is split into, their gradients summed (weighted by size) before one optimiser
+    step: the same update with a k-th of the activations in memory (`osrs_rllib/grad_accumulation.py`); 1 = off."""
+
+    @model_validator(mode="after")
+    def _check_accumulation(self) -> PPOConfig:
+        if self.grad_accumulation_steps > self.minibatch_size:
+            raise _Invalid(
+                f"grad_accumulation_steps {self.grad_accumulation_steps} > minibatch_size {self.minibatch_size}",
+                "at most one micro-batch per sample of a minibatch",
+                field="grad_accumulation_steps",
+                related=("minibatch_size",),
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_sizes(self) -> PPOConfig:
@@ -439,6 +449,8 @@ class TrainConfig(_Section):
     """Stop criteria."""
     logging: LoggingConfig = LoggingConfig()
     """TensorBoard, terminal view, log level."""
+    init: InitConfig = InitConfig()
+    """A warm start from a model file (``train --init``); none by default."""
 
     @field_validator("league", mode="before")
     @classmethod

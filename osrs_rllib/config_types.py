@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, GetCoreSchemaHandler
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from common.suggest import closest as _closest
@@ -193,3 +193,11 @@ def _known_once(valid: Sequence[str] | None, what: str, article: str) -> AfterVa
         return names
 
     return AfterValidator(check)
+
+
+class _Section(BaseModel):
+    """Shared settings: unknown keys are errors, types are strict (no ``"3"`` for 3), values are frozen."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True, allow_inf_nan=False
+    )

@@ -27,6 +27,10 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "league": cfg.league_enabled,
         "scripted_in_env": cfg.opponents.scripted_in_env,
         "engine": cfg.env.engine,
+        # issue 25's training options reach the envs only when on, so a config without them builds the same envs
+        **({"novelty": cfg.env.novelty.model_dump(mode="json")} if cfg.env.novelty.enabled else {}),
+        **({"observation_noise": cfg.env.observation_noise.model_dump(mode="json")}
+           if cfg.env.observation_noise.enabled else {}),
     }
 
 
@@ -89,7 +93,9 @@ def build_ppo_config(
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
-    policies: dict[str, Any] = {learner: PolicySpec() for learner in learners}
+    from osrs_rllib.grad_accumulation import policy_spec
+
+    policies: dict[str, Any] = {learner: policy_spec(cfg.ppo.grad_accumulation_steps) for learner in learners}
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}

@@ -170,6 +170,8 @@ class Trainer:
         self.league_runner: Any = None
         self.resume_from: CheckpointInfo | None = None
         """The checkpoint a resume continues from, chosen once (`_check_resumable`) before anything starts."""
+        self.init_model: Any = None
+        """The warm start's model (`osrs_rllib/warm_start.py`), checked in `run` before anything is written."""
 
     # -- setup ---------------------------------------------------------------------------------------
     def _start_ray(self) -> None:
@@ -329,6 +331,10 @@ class Trainer:
         """Train until a stop limit or a stop request; returns the process exit code."""
         started = time.time()
         state = "failed"
+        if not self.resume:  # a bad init model fails here, before the experiment directory is touched
+            from osrs_rllib.warm_start import load_init
+
+            self.init_model = load_init(self.cfg)
         try:
             self.stop.install()
             if self.resume:
@@ -360,6 +366,10 @@ class Trainer:
                 # only now: a resume that failed (say, a --set that no longer fits the checkpoint) must leave
                 # the config the run was trained with, or the next plain --resume would fail the same way
                 write_text_atomic(self.exp.config_path, dump_config(self.cfg))
+            elif self.init_model is not None:
+                from osrs_rllib.warm_start import start_from
+
+                start_from(self.algo, self.init_model, self.exp.dir, self.echo)
             self._open_tensorboard()
             self._view = make_view(self.cfg, self.echo)
             if self.league_runner is not None:
@@ -444,11 +454,13 @@ class Trainer:
 
     def _set_env_progress(self) -> None:
         """Reward schedules (spec §17.4) count completed training rollouts, i.e. iterations here."""
-        progress = float(self.state.iteration)
+        progress, steps = float(self.state.iteration), float(self.state.env_steps)
 
         def apply(env: Any) -> None:
             if hasattr(env, "set_training_progress"):
                 env.set_training_progress(progress)
+            if hasattr(env, "set_env_steps"):  # the novelty and noise schedules (osrs_rllib/shaping.py)
+                env.set_env_steps(steps)
 
         self.algo.env_runner_group.foreach_env(apply)
 
@@ -508,6 +520,9 @@ class Trainer:
             "eval_win_rate": win_rate,
             "config": self.cfg.to_dict(),
         }
+        init = read_json(self.exp.dir / "init.json", None)  # a warm start's provenance (warm_start.INIT_FILE)
+        if init:
+            metadata["init"] = init
         # the marker (written last by `writing_checkpoint`, with the manifest) carries our counters and this
         # checkpoint's win rate, so the checkpoint describes itself even if the index write below never happens
         marker = {**self.state.to_json(), "eval_win_rate": win_rate}

@@ -20,6 +20,7 @@ from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
 from osrs_rllib.config import BASELINE, SELF_PLAY
 from osrs_rllib.episode_metrics import EpisodeMetrics
 from osrs_rllib.opponent_mix import LEAGUE_KINDS, LEARNER_POLICY, OpponentDraw, OpponentMix, draw_for_kind
+from osrs_rllib.shaping import NoveltyReward, ObservationNoise
 
 LEARNER_AGENT, OPPONENT_AGENT = AGENT_IDS
 
@@ -39,6 +40,7 @@ class TrainingEnv(NHMultiAgentEnv):
         mix_seed = cfg.pop("mix_seed", None)
         self.league_mode = bool(cfg.pop("league", False))
         scripted_in_env = bool(cfg.pop("scripted_in_env", True))
+        novelty, noise = cfg.pop("novelty", None), cfg.pop("observation_noise", None)
         super().__init__(cfg)
         fixed = {k: v for k, v in mix.items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0}
         self.mix = OpponentMix(fixed, scripted_in_env=scripted_in_env)
@@ -51,6 +53,10 @@ class TrainingEnv(NHMultiAgentEnv):
         self.draw: OpponentDraw = self.mix.draws[self.mix.kinds[0]]
         self.metrics = EpisodeMetrics()
         self.engine.record_reward_components = True  # per-component reward sums for TensorBoard
+        self.env_steps = 0.0
+        """The trainer's sampled env steps, which the novelty and noise schedules follow (`set_env_steps`)."""
+        self.novelty, self.noise = learner_shaping(novelty, noise, cfg.get("frame_stack", 1), seed_seq)
+        self._novelty_return = 0.0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
         opts = dict(options or {})
@@ -65,17 +71,51 @@ class TrainingEnv(NHMultiAgentEnv):
         opts["opponent"] = self.draw.env_opponent
         obs, infos = super().reset(seed=seed, options=opts)
         self.metrics.reset(self.engine, self.draw.kind)
+        if self.novelty is not None or self.noise is not None:
+            self._novelty_return = 0.0
+            self._shape(obs, None)
         return obs, infos
+
+    def learner_seats(self) -> tuple[int, ...]:
+        """Seats the learner plays this episode: seat 0, and seat 1 in self-play (an opponent seat is never one)."""
+        return (0, 1) if self.draw.policy_id is not None and self.draw.policy_id == self.draw.learner else (0,)
+
+    def _shape(self, obs: dict[str, Any], rewards: dict[str, float] | None) -> None:
+        """Novelty reward (after a step) and observation noise for the learner's seats (`osrs_rllib/shaping.py`);
+        the critic's input and the opponents' observations are left as they are."""
+        for i in self.learner_seats():
+            agent = AGENT_IDS[i]
+            if agent not in obs:
+                continue
+            if self.novelty is not None:
+                if rewards is None:
+                    self.novelty.observe(self.engine.obs[i])
+                else:
+                    bonus = self.novelty.reward(self.engine.obs[i], self.env_steps)
+                    rewards[agent] += bonus
+                    self._novelty_return += bonus if i == 0 else 0.0
+            if self.noise is not None:
+                seen = dict(obs[agent])
+                seen["observations"] = self.noise.apply(seen["observations"], self.env_steps)
+                obs[agent] = seen
+
+    def set_env_steps(self, steps: float) -> None:
+        """The trainer's sampled env steps: the position of the novelty and noise schedules."""
+        self.env_steps = float(steps)
 
     def on_engine_step(self, step: EngineStep) -> None:
         self.metrics.record(step)
 
     def end_step(self, step: EngineStep) -> tuple[dict, dict, dict, dict, dict]:
         obs, rewards, terminateds, truncateds, infos = super().end_step(step)
+        if self.novelty is not None or self.noise is not None:
+            self._shape(obs, rewards)
         if terminateds["__all__"] or truncateds["__all__"]:
             info = infos.setdefault(LEARNER_AGENT, {})
             info["opponent_kind"] = self.draw.kind
             summary = self.metrics.summary()
+            if self.novelty is not None:
+                summary["novelty_return"] = self._novelty_return
             info["episode_metrics"] = summary
             if self.league_mode and self.draw.opponent:
                 from league.callback import LeagueResult
@@ -100,6 +140,25 @@ class TrainingEnv(NHMultiAgentEnv):
     def pop_league_results(self) -> list[Any]:
         results, self._league_results = self._league_results, []
         return results
+
+
+def learner_shaping(
+    novelty: Mapping[str, Any] | None, noise: Mapping[str, Any] | None, frame_stack: Any, seed: np.random.SeedSequence
+) -> tuple[NoveltyReward | None, ObservationNoise | None]:
+    """The novelty reward and observation noise of `TrainingEnv`'s ``novelty`` and ``observation_noise`` config
+    (`train.env_config` passes them only when on); the noise draws from its own stream of the env's seed."""
+    from envs.nh.contract import frame_offsets
+    from osrs_rllib.config import Schedule
+
+    reward = None
+    if novelty:
+        reward = NoveltyReward(Schedule.parse(novelty["scale"]).value_at, novelty["entries"], novelty["clip"])
+    added = None
+    if noise:
+        rng = np.random.default_rng(seed.spawn(1)[0])
+        frames = len(frame_offsets(frame_stack))
+        added = ObservationNoise(Schedule.parse(noise["std"]).value_at, noise["entries"], frames, rng)
+    return reward, added
 
 
 def policy_mapping_fn(agent_id: str, episode: Any = None, worker: Any = None, **kwargs: Any) -> str:

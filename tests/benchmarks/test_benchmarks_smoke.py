@@ -116,3 +116,27 @@ def test_league_memory_small() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     assert report["after_5_mb"] > 0 and report["rows"][-1]["snapshots"] == 6
+
+
+def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> None:
+    """Issue 25: ``--init`` trains twice (scratch, then the model file) with the same config and budget, and
+    reports both curves and the env steps each needed to reach the bar."""
+    from osrs_rllib.config import load_config
+    from tests.osrs_rllib.test_warm_start import write_model
+
+    model = write_model(load_config(REPO / "configs" / "smoke.yml"), tmp_path / "start.nhmodel")
+    args = ["--config", "configs/smoke.yml", "--init", str(model), "--env-steps", "256", "--minutes", "5",
+            "--fights", "0", "--bar", "0.0", "--experiments-dir", str(tmp_path), "--set", "ppo.train_batch_size=256",
+            "--set", "ppo.minibatch_size=128", "--set", "evaluation.interval=1", "--set", "evaluation.fights=1",
+            "--json"]  # fmt: skip
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "learning_curve.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=1200, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert set(report["runs"]) == {"scratch", "init"}
+    for run in report["runs"].values():
+        assert run["curve"] and run["curve"][0]["env_steps"] == 256  # one iteration each: the same budget
+        assert run["steps_to_bar"] == 256  # a bar of 0 is reached at the first evaluation
+    assert report["init_over_scratch"] == 1.0
+    record = json.loads((tmp_path / "learning-curve-init" / "init.json").read_text())
+    assert record["model"] == str(model.resolve()) and not (tmp_path / "learning-curve-scratch" / "init.json").exists()

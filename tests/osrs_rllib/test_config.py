@@ -379,7 +379,8 @@ def test_config_show_error_is_one_line_with_exit_code_2() -> None:
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.strip().splitlines() == [
-        "error: --set: ppo.lrr: unknown key; expected one of clip_param, entropy_coeff, gae_lambda, gamma, grad_clip,"
+        "error: --set: ppo.lrr: unknown key; expected one of clip_param, entropy_coeff, gae_lambda, gamma,"
+        " grad_accumulation_steps, grad_clip,"
         " kl_coeff, kl_target, lr, minibatch_size, num_epochs, rollout_fragment_length, train_batch_size,"
         " vf_clip_param, vf_loss_coeff (did you mean 'lr'?)"
     ]

@@ -66,10 +66,10 @@ from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to
 from osrs_rllib.config_types import (
     LOG_LEVELS,
     NonNegativeInt,
-    NonNegativeSchedule,
+    NonNegativeStepSchedule,
     PositiveInt,
-    PositiveSchedule,
-    Schedule,
+    PositiveStepSchedule,
+    StepSchedule,
     _experiment_name,
     _fragment_length,
     _frame_stack,
@@ -92,7 +92,7 @@ __all__ = [
     "PPOConfig",
     "RayConfig",
     "RunnersConfig",
-    "Schedule",
+    "StepSchedule",
     "StopConfig",
     "TrainConfig",
     "dump_config",
@@ -272,9 +272,9 @@ class PPOConfig(_Section):
     null turns it off."""
     vf_loss_coeff: float = Field(0.5, ge=0)
     """Weight of the value loss in the total loss (0.5, CleanRL's value)."""
-    entropy_coeff: NonNegativeSchedule = Schedule.constant(0.01)
+    entropy_coeff: NonNegativeStepSchedule = StepSchedule.constant(0.01)
     """Entropy bonus, a constant or ``[[step, value], ...]``; 0.01 keeps the 12 action heads exploring."""
-    lr: PositiveSchedule = Schedule.constant(3e-4)
+    lr: PositiveStepSchedule = StepSchedule.constant(3e-4)
     """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
     grad_clip: float | None = Field(0.5, gt=0)
     """Global gradient-norm clip (null = off); 0.5 as in CleanRL and SB3."""

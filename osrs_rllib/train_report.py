@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from osrs_rllib.builds import format_split
 from osrs_rllib.config import TrainConfig
 from osrs_rllib.run_state import RunState
+from osrs_rllib.stratified_fights import format_split
 
 
 def env_steps_of(result: Mapping[str, Any]) -> int:

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
 from common.validation import Check, KeyedError, checked, from_mapping, is_number
-from envs.nh.fight_view import FightView
+from envs.nh.fight_protocols import FightView
 from envs.nh.items import CombatStyle, Ids, PotionType
 from envs.nh.operations import brew_hp_boost, nominal_heal
 from envs.nh.sim import Outcome, protection_style
@@ -104,7 +104,8 @@ def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
 
 # ---- weights --------------------------------------------------------------------------------------
 Schedule = float | Sequence[float]
-"""A weight: a constant, or `[a, b, n]` = linear a→b over n training rollouts (spec §17.4)."""
+"""A weight: a constant, or `[a, b, n]` = linear a→b over n training rollouts (spec §17.4). Not the trainer's
+`osrs_rllib.config_types.StepSchedule` (``[[env_step, value], ...]`` for ``ppo.lr``)."""
 
 
 def schedule_value(w: Schedule, progress: float) -> float:

@@ -279,7 +279,7 @@ def test_problem_caused_by_child_names_the_child(tmp_path: Path) -> None:
         ("ppo.gamma=high", "ppo.gamma", "expected a number"),
         ("logging.live=3", "logging.live", "expected true or false"),
         ("ppo=3", "ppo", "got 3 (an integer); expected a mapping"),
-        ("env.params.training=maybe", "env.params.training", "training must be true or false"),
+        ("env.params.training=maybe", "env.params.training", "got 'maybe' (a string); expected true or false"),
         ("env.reward_weights.win_reward=[1, 2]", "env.reward_weights.win_reward", "[a, b, n]"),
         ("model.head_hidden=wide", "model.head_hidden", "non-negative integer"),
         ("evaluation.opponents=baseline", "evaluation.opponents", "expected a list"),

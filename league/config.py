@@ -1,8 +1,8 @@
 """Settings of the league, as one frozen pydantic dataclass (mirrors `policies/network_config.py`).
 
 It imports no Ray, so the application's config schema embeds it as the ``league`` section; the kind
-names and PFSP weightings it validates against come from `league.sampling`. Bounds that pydantic states
-natively are fields' constraints; the checks whose wording users and tests know stay as validators.
+names and PFSP weightings it validates against come from `league.sampling`. Each field's check is its type
+(`common.validation`: the style and wording every config shares); the mix has a validator of its own.
 """
 
 from __future__ import annotations
@@ -12,11 +12,26 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, PlainValidator, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, PlainValidator, Strict
 from pydantic.dataclasses import dataclass
 
-from common.suggest import IN_PARENS, did_you_mean
-from common.validation import Check, KeyedError, checked, from_mapping, is_int, is_number, one_of
+from common.suggest import closest
+from common.validation import (
+    Count,
+    Invalid,
+    KeyedError,
+    Number,
+    PositiveCount,
+    PositiveNumber,
+    Probability,
+    choice,
+    describe,
+    expect,
+    from_mapping,
+    is_number,
+    one_of,
+    positive_count_or_null,
+)
 from league.players import SCRIPTED_PREFIX, TARGET_PREFIX
 from league.sampling import CURRENT_MAIN, OPPONENT_KINDS, PFSP, PFSP_WEIGHTINGS, PRIORITIZED, SELF_PLAY
 
@@ -30,32 +45,8 @@ class LeagueConfigError(KeyedError):
     """A league setting is unknown or invalid; `key` names it."""
 
 
-_POSITIVE_INT = Check(lambda v: is_int(v) and v >= 1, "a positive integer")
-_COUNT = Check(lambda v: is_int(v) and v >= 0, "a non-negative integer")
-_LIMIT = Check(lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no limit)")
-_POSITIVE = Check(lambda v: is_number(v) and v > 0, "a positive number")
-_PROBABILITY = Check(lambda v: is_number(v) and 0 <= v <= 1, "a probability in [0, 1]")
-_CHECKS: dict[str, Check] = {
-    "snapshot_interval": Check(
-        lambda v: v is None or (is_int(v) and v >= 1), "a positive integer or null (no snapshots of main)"
-    ),
-    "exploiter_min_games": _POSITIVE_INT,
-    "main_exploiters": _COUNT,
-    "league_exploiters": _COUNT,
-    "seed": _COUNT,
-    "exploiter_step_budget": _LIMIT,
-    "max_snapshots": _LIMIT,
-    "eta": _POSITIVE,
-    "pfsp_p": _POSITIVE,
-    "elo_k": _POSITIVE,
-    "exploiter_win_threshold": _PROBABILITY,
-    "league_exploiter_reset_probability": _PROBABILITY,
-    "payoff_decay": Check(lambda v: is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "elo_start": Check(is_number, "a number"),
-    "pfsp_weighting": one_of(PFSP_WEIGHTINGS),
-}
-"""Each field's check (the mix has its own validator)."""
-
+_Limit = positive_count_or_null("no limit")
+_SnapshotInterval = positive_count_or_null("no snapshots of main")
 
 def _check_mix(values: Any) -> Mapping[str, float]:
     """Check every key and share of the mix; returns a read-only copy with float shares."""
@@ -64,19 +55,20 @@ def _check_mix(values: Any) -> Mapping[str, float]:
     elif isinstance(values, list | tuple) and all(isinstance(x, list | tuple) and len(x) == 2 for x in values):
         items = [tuple(x) for x in values]
     else:
-        raise LeagueConfigError("opponent_mix", f"expected a mapping of kind to share, got {values!r}")
+        raise Invalid(f"got {describe(values)}", "a mapping of kind to share")
     for kind, share in items:
         fixed_id = isinstance(kind, str) and kind.startswith((SCRIPTED_PREFIX, TARGET_PREFIX))
         if kind not in MAIN_MIX_KINDS and not fixed_id:
-            raise LeagueConfigError(
-                f"opponent_mix.{kind}",
-                f"unknown opponent kind{did_you_mean(kind, MAIN_MIX_KINDS, IN_PARENS)}; valid kinds: "
-                f"{list(MAIN_MIX_KINDS)} or a fixed player id ('scripted_<name>', 'target_<slug>')",
+            raise Invalid(
+                "unknown opponent kind",
+                f"{one_of(MAIN_MIX_KINDS)}, or a fixed player id ('scripted_<name>', 'target_<slug>')",
+                field=str(kind),
+                suggestion=closest(kind, MAIN_MIX_KINDS),
             )
         if not is_number(share) or share < 0:
-            raise LeagueConfigError(f"opponent_mix.{kind}", f"expected a share ≥ 0, got {share!r}")
+            raise Invalid(f"got {describe(share)}", "a share ≥ 0", field=str(kind))
     if not any(share > 0 for _, share in items):
-        raise LeagueConfigError("opponent_mix", f"every share is zero ({dict(items)}); give one kind a share > 0")
+        raise Invalid(f"every share is zero ({dict(items)})", "one kind with a share > 0")
     return MappingProxyType({str(k): float(v) for k, v in items})
 
 
@@ -84,7 +76,7 @@ def _check_mix(values: Any) -> Mapping[str, float]:
 class LeagueConfig:
     """How the league grows, whom the learners play, and how results are rated (see `docs/league.md`)."""
 
-    snapshot_interval: int | None = 10
+    snapshot_interval: _SnapshotInterval = 10
     """Training iterations between two snapshots of main (its first one is taken at this iteration); null = main
     is never snapshotted (an exploit run: nothing plays past exploiters, so their snapshots would only cost)."""
     opponent_mix: Annotated[Mapping[str, float], PlainValidator(_check_mix), Field(exclude=True)] = dataclasses.field(
@@ -92,40 +84,35 @@ class LeagueConfig:
     )
     """Main's opponent mix, kind → share (normalised; read-only). Kinds: `OPPONENT_KINDS` except ``main``, or
     one fixed player id; a kind with nobody to offer yet is skipped."""
-    eta: float = 0.01
+    eta: PositiveNumber = 0.01
     """Quality learning rate η of prioritized past-self sampling (OpenAI Five)."""
-    pfsp_weighting: str = "hard"
+    pfsp_weighting: Annotated[str, choice(PFSP_WEIGHTINGS)] = "hard"
     """PFSP weighting: ``hard`` (1−x)^p, ``var`` x(1−x), ``linear`` 1−x or ``linear_capped`` min(½, 1−x)."""
-    pfsp_p: float = 2.0
+    pfsp_p: PositiveNumber = 2.0
     """Exponent p of the ``hard`` weighting (2 is AlphaStar's ``squared``)."""
-    payoff_decay: float = 0.99
+    payoff_decay: Annotated[float, Strict(), Field(gt=0, le=1), expect("a number in (0, 1]")] = 0.99
     """Decay applied to a pair's counts before each new game of the pair (1 = plain average)."""
-    main_exploiters: int = 0
+    main_exploiters: Count = 0
     """Number of main exploiters (they play only main)."""
-    league_exploiters: int = 0
+    league_exploiters: Count = 0
     """Number of league exploiters (they play PFSP over every snapshot)."""
-    exploiter_win_threshold: float = 0.7
+    exploiter_win_threshold: Probability = 0.7
     """An exploiter is checkpointed when its mean score over its recent games is above this share."""
-    exploiter_min_games: int = 100
+    exploiter_min_games: PositiveCount = 100
     """Length of that window of recent games; no win-rate decision before it is full."""
-    exploiter_step_budget: int | None = 5_000_000
+    exploiter_step_budget: _Limit = 5_000_000
     """Env steps after which an exploiter is checkpointed whatever its win rate (null: never)."""
-    league_exploiter_reset_probability: float = 0.25
+    league_exploiter_reset_probability: Probability = 0.25
     """Chance that a league exploiter is reset to main's weights after a checkpoint (main exploiters: always)."""
-    elo_k: float = 32.0
+    elo_k: PositiveNumber = 32.0
     """Elo K factor."""
-    elo_start: float = 1500.0
+    elo_start: Number = 1500.0
     """Elo of a new player (snapshots start at their source's rating instead)."""
-    max_snapshots: int | None = None
+    max_snapshots: _Limit = None
     """Cap on frozen snapshots (null: no cap); over it, the lowest-quality snapshot of the learner with the
     most snapshots is evicted, the oldest among equal qualities."""
-    seed: int = 0
+    seed: Count = 0
     """Seed of the league's own generator (the league-exploiter reset draws)."""
-
-    @field_validator(*_CHECKS, mode="before")
-    @classmethod
-    def _check(cls, value: Any, info: ValidationInfo) -> Any:
-        return checked(_CHECKS, LeagueConfigError, str(info.field_name), value)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle through `to_dict`: a read-only mix (`MappingProxyType`) cannot be pickled itself."""
@@ -139,7 +126,7 @@ class LeagueConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> LeagueConfig:
         """Build from a plain mapping (YAML, a checkpoint); unknown keys name the closest valid one."""
-        return from_mapping(cls, values, LeagueConfigError, "unknown league option{hint}; valid options: {names}")
+        return from_mapping(cls, values, LeagueConfigError)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (the mix as a mapping); `from_dict(to_dict())` round-trips."""

@@ -506,7 +506,7 @@ def bc_command(
         figure = "-" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
         echo(f"  {head:<18} {figure:>6}  ({m['choice_rate']:.0%})")
     echo(f"  {'whole action':<18} {shown['action_accuracy']:>6.3f}")
-    from osrs_rllib.builds import trained_builds
+    from osrs_rllib.stratified_fights import trained_builds
 
     builds = ",".join(b.name for b in trained_builds(cfg.env.to_fight_params()))
     echo(f"wrote {result.path} (TensorBoard: {result.logdir}); try it: osrs-rllib fight {result.path} baseline "

@@ -89,8 +89,8 @@ def fight(
     opponent's action of the tick, so it cannot face the baseline.
     """
     from envs.nh.core_engine import check_engine
-    from osrs_rllib.builds import parse_builds
     from osrs_rllib.fight import plan_matchup, run_fights
+    from osrs_rllib.stratified_fights import parse_builds
 
     try:
         options = parse_set_options(set_ or [])
@@ -407,8 +407,8 @@ def rate(
     """
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
-    from osrs_rllib.builds import parse_builds
     from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, tournament_params
+    from osrs_rllib.stratified_fights import parse_builds
     from policies.model_file import ModelFileError
 
     try:

@@ -38,7 +38,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import os
 from collections.abc import Mapping, Sequence
@@ -55,20 +54,20 @@ from pydantic import (
 
 from common.suggest import closest as _closest
 from envs.nh.loadouts import Build
-from envs.nh.params import OPPONENT_BASELINE, FightParams, ParamError
-from envs.nh.rewards import WEIGHT_CHECKS, WEIGHT_TYPES, RewardWeightError, RewardWeights
+from envs.nh.params import OPPONENT_BASELINE, FightOptions, FightParams
+from envs.nh.rewards import RewardWeights, WeightOptions
 from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
-from osrs_rllib.config_errors import ConfigError, _config_error, _describe, _Invalid, _one_of
+from osrs_rllib.config_errors import ConfigError, _config_error, _Invalid, _one_of
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
 from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_types import (
     LOG_LEVELS,
     NonNegativeInt,
-    NonNegativeSchedule,
+    NonNegativeStepSchedule,
     PositiveInt,
-    PositiveSchedule,
-    Schedule,
+    PositiveStepSchedule,
+    StepSchedule,
     _experiment_name,
     _fragment_length,
     _frame_stack,
@@ -92,7 +91,7 @@ __all__ = [
     "PPOConfig",
     "RayConfig",
     "RunnersConfig",
-    "Schedule",
+    "StepSchedule",
     "StopConfig",
     "TrainConfig",
     "dump_config",
@@ -142,11 +141,11 @@ class RayConfig(_Section):
 class EnvConfig(_Section):
     """The NH environment: §13.1 reset parameters, §17 reward weights and §15.3 frame stacking."""
 
-    params: dict[str, Any] = Field(default_factory=dict)
-    """§13.1 reset options given to every episode (checked by `FightParams.from_options`); empty keeps the
+    params: FightOptions = Field(default_factory=FightOptions)
+    """§13.1 reset options given to every episode, as set (`FightParams`' names and checks); empty keeps the
     simulator defaults, the presets write out the §13.3 core training values."""
-    reward_weights: dict[str, Any] = Field(default_factory=dict)
-    """§17 reward weights (`RewardWeights` names; a number or ``[a, b, n]`` = linear a→b over n training
+    reward_weights: WeightOptions = Field(default_factory=WeightOptions)
+    """§17 reward weights, as set (`RewardWeights` names; a number or ``[a, b, n]`` = linear a→b over n training
     iterations); empty keeps the §17.3 environment defaults, the presets write out §17.4."""
     frame_stack: Annotated[int | list[int], PlainValidator(_frame_stack)] = 1
     """Frames the policy sees: a count n (offsets 0..n-1) or a list of offsets; 1 as in §13.3."""
@@ -159,45 +158,22 @@ class EnvConfig(_Section):
     observation_noise: ObservationNoiseConfig = ObservationNoiseConfig()
     """Noise on the learner's observation (off by default; docs/training.md, "Observation noise")."""
 
-    @field_validator("params")
+    @field_validator("params", mode="before")
     @classmethod
-    def _check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
-        for key in params:
+    def _no_reserved_params(cls, params: Any) -> Any:
+        for key in params if isinstance(params, Mapping) else ():
             if key in _RESERVED_PARAMS:
                 problem = f"cannot be set in a training config: {_RESERVED_PARAMS[key]}"
                 raise _Invalid(problem, "one of the other §13.1 reset options", field=key)
-        try:
-            FightParams.from_options(params)
-        except ParamError as exc:
-            allowed = [f.name for f in dataclasses.fields(FightParams) if f.name not in {"extra", *_RESERVED_PARAMS}]
-            if exc.key is not None and str(exc).startswith("unknown reset option"):
-                expected, suggestion = f"a §13.1 option, {_one_of(allowed)}", _closest(exc.key, allowed)
-                problem = _Invalid("unknown reset option", expected, field=exc.key, suggestion=suggestion)
-            else:
-                problem = _Invalid(str(exc), field=exc.key)
-            raise problem from None
         return params
-
-    @field_validator("reward_weights")
-    @classmethod
-    def _check_reward_weights(cls, weights: dict[str, Any]) -> dict[str, Any]:
-        try:
-            RewardWeights.from_mapping(weights)
-        except RewardWeightError as exc:
-            if exc.key not in WEIGHT_TYPES:
-                expected, suggestion = f"a §17 weight, {_one_of(WEIGHT_TYPES)}", _closest(exc.key, WEIGHT_TYPES)
-                raise _Invalid("unknown reward weight", expected, field=exc.key, suggestion=suggestion) from None
-            expected = WEIGHT_CHECKS[WEIGHT_TYPES[exc.key]].expected
-            raise _Invalid(f"got {_describe(weights[exc.key])}", expected, field=exc.key) from None
-        return weights
 
     def to_fight_params(self) -> FightParams:
         """`params` as the simulator's validated `FightParams` (defaults filled in)."""
-        return FightParams.from_options(self.params)
+        return self.params.model  # type: ignore[no-any-return]
 
     def to_reward_weights(self) -> RewardWeights:
         """`reward_weights` as a `RewardWeights` (schedules as tuples, defaults filled in)."""
-        return RewardWeights.from_mapping(self.reward_weights)
+        return self.reward_weights.model  # type: ignore[no-any-return]
 
 
 class OpponentsConfig(_Section):
@@ -268,9 +244,9 @@ class PPOConfig(_Section):
     null turns it off."""
     vf_loss_coeff: float = Field(0.5, ge=0)
     """Weight of the value loss in the total loss (0.5, CleanRL's value)."""
-    entropy_coeff: NonNegativeSchedule = Schedule.constant(0.01)
+    entropy_coeff: NonNegativeStepSchedule = StepSchedule.constant(0.01)
     """Entropy bonus, a constant or ``[[step, value], ...]``; 0.01 keeps the 12 action heads exploring."""
-    lr: PositiveSchedule = Schedule.constant(3e-4)
+    lr: PositiveStepSchedule = StepSchedule.constant(3e-4)
     """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
     grad_clip: float | None = Field(0.5, gt=0)
     """Global gradient-norm clip (null = off); 0.5 as in CleanRL and SB3."""

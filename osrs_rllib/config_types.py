@@ -1,4 +1,4 @@
-"""The field types of the training config: counts that accept ``1e6``, `Schedule`, and the hand-written checks.
+"""The field types of the training config: counts that accept ``1e6``, `StepSchedule`, and the hand-written checks.
 
 Why apart from the schema: these are the vocabulary the sections (`osrs_rllib/config.py`) are written in;
 each raises `_Invalid` (`osrs_rllib/config_errors.py`), so a bad value is worded like every other problem.
@@ -39,8 +39,13 @@ NonNegativeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
-    """A constant, or a piecewise-linear schedule over the trainer's sampled env steps.
+class StepSchedule:
+    """A constant, or a piecewise-linear schedule over the trainer's sampled env steps (``ppo.lr``,
+    ``ppo.entropy_coeff``).
+
+    Not `envs.nh.rewards.Schedule`, the spec's §17.4 reward-weight schedule ``[a, b, n]`` over training
+    iterations: the two keep their own YAML forms because both are written in existing experiments'
+    ``config.yml`` files (and the weights' form is mirrored in the compiled core's tables), hence the two names.
 
     YAML: a number, or a list of ``[env_step, value]`` pairs with strictly increasing steps starting at
     0, interpolated linearly and holding the last value afterwards. This is the ``lr_schedule`` /
@@ -51,19 +56,19 @@ class Schedule:
     """``(env_step, value)`` pairs; a constant is the single pair ``(0, value)``."""
 
     @classmethod
-    def constant(cls, value: float) -> Schedule:
+    def constant(cls, value: float) -> StepSchedule:
         """The schedule that is `value` at every step."""
         return cls(((0, float(value)),))
 
     @classmethod
-    def parse(cls, raw: Any) -> Schedule:
+    def parse(cls, raw: Any) -> StepSchedule:
         """Read the YAML form (a number or ``[[step, value], ...]``).
 
         Raises:
             ValueError: Not a number or a list of pairs, steps not integers, not starting at 0 or not
                 strictly increasing.
         """
-        if isinstance(raw, Schedule):
+        if isinstance(raw, StepSchedule):
             return raw
         if is_number(raw):
             return cls.constant(raw)
@@ -124,11 +129,11 @@ class Schedule:
         )
 
 
-def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Schedule]:
+def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[StepSchedule], StepSchedule]:
     """An after-validator requiring every breakpoint of a schedule to be > (or ≥) `lower`."""
     sign = "≥" if inclusive else ">"
 
-    def check(schedule: Schedule) -> Schedule:
+    def check(schedule: StepSchedule) -> StepSchedule:
         for value in schedule.values:
             if value < lower or (value == lower and not inclusive):
                 raise _Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
@@ -137,8 +142,8 @@ def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[Schedule], Sche
     return check
 
 
-PositiveSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=False))]
-NonNegativeSchedule = Annotated[Schedule, AfterValidator(_schedule_bounds(0.0, inclusive=True))]
+PositiveStepSchedule = Annotated[StepSchedule, AfterValidator(_schedule_bounds(0.0, inclusive=False))]
+NonNegativeStepSchedule = Annotated[StepSchedule, AfterValidator(_schedule_bounds(0.0, inclusive=True))]
 
 
 def _fragment_length(value: Any) -> int | Literal["auto"]:

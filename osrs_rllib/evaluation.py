@@ -7,7 +7,7 @@ lockstep (`osrs_rllib/batched_fights.py`) lets one forward pass serve all of the
 batch-1 forward pass costs about as much as a batch-64 one.
 
 Fights are spread evenly over the builds the policy trains on (and any unseen builds asked for) and over
-fight types (`osrs_rllib/builds.py`), and every result is split by build and fight type: a pooled win rate
+fight types (`osrs_rllib/stratified_fights.py`), and every result is split by build and fight type: a pooled win rate
 can hide a build the agent never learned. The headline is the mean over the trained builds.
 
 The fights follow the rules in `params` (for training, its config's: the rules its model files record,
@@ -35,8 +35,8 @@ from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
-from osrs_rllib.builds import SplitTally, Tally, spread, trained_builds
 from osrs_rllib.episode_metrics import EpisodeMetrics
+from osrs_rllib.stratified_fights import SplitTally, Tally, spread, trained_builds
 from policies.fight_rules import FightRules
 
 logger = logging.getLogger(__name__)
@@ -113,9 +113,9 @@ def evaluate(
     """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
     player 0.
 
-    `builds` defaults to the builds `params` trains on (`osrs_rllib.builds.trained_builds`); `unseen_builds`
+    `builds` defaults to the builds `params` trains on (`osrs_rllib.stratified_fights.trained_builds`); `unseen_builds`
     are played as well, `fights` each, and reported apart. Fights are spread evenly over builds and, when
-    `params` randomises the fight type, over fight types (`osrs_rllib.builds.spread`). `engine` picks the
+    `params` randomises the fight type, over fight types (`osrs_rllib.stratified_fights.spread`). `engine` picks the
     simulator (`make_engine`); both give the same fights.
     """
     if fights < 1:

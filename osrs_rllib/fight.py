@@ -273,7 +273,7 @@ def run_fights(
             rules among them (`policies.fight_rules.RULE_KEYS`) override a model side's training rules.
         progress: Called after every fight with the number of fights completed so far.
         builds: Spread the fights evenly over these builds (fight k plays ``builds[k % len]``) and, when the
-            options randomise the fight type, over fight types too (`osrs_rllib.builds.spread`).
+            options randomise the fight type, over fight types too (`osrs_rllib.stratified_fights.spread`).
         record: Write each fight as a replay file ``fight-<k>.nhreplay`` into this directory
             (`osrs_rllib.replay`, docs/replays.md); fights are then played one at a time.
         parallel: Fights played at once in lockstep (`osrs_rllib.batched_fights.play_fights`), so that a model
@@ -293,7 +293,7 @@ def run_fights(
         raise ValueError(f"n must be at least 1, got {n}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
-    from osrs_rllib.builds import SplitTally, spread
+    from osrs_rllib.stratified_fights import SplitTally, spread
 
     m = plan_matchup(a, b, options)
     plan = spread(m.params, n, builds) if builds else [m.params] * n

@@ -5,7 +5,7 @@ Protocol (docs/outcome.md has the reasoning and the measured figures):
 
 * **Fights.** The model plays `fights` fights against an opponent *mix* (`DEFAULT_MIX`: itself, the baseline
   and the ladder rungs), each opponent's share spread evenly over the model's trained builds and fight types
-  (`osrs_rllib.builds.spread`), with the fight parameters it was trained with. Fight ``k`` (numbered over the
+  (`osrs_rllib.stratified_fights.spread`), with the fight parameters it was trained with. Fight ``k`` (numbered over the
   whole run) uses simulator seed ``seed + k``; the model acts deterministically, ladder bots are seeded from
   ``(fight seed, 1)``. In self-play both seats are the model and both are recorded.
 * **Samples.** One per tick and recorded seat: the observation the model acted on (stacked as the model
@@ -46,7 +46,6 @@ from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
-from osrs_rllib.builds import spread
 
 # The metrics' old address: tests and notebooks import them from here.
 from osrs_rllib.calibration import ECE_BINS as ECE_BINS
@@ -56,6 +55,7 @@ from osrs_rllib.calibration import log_loss as log_loss
 from osrs_rllib.calibration import reliability_table as reliability_table
 from osrs_rllib.calibration import roc_auc as roc_auc
 from osrs_rllib.calibration import summarize as summarize
+from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file, save_model_file
 from policies.outcome import WINRATE, FitResult, OutcomeConfig, attach_winrate, fit_outcome

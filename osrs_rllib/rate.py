@@ -38,8 +38,8 @@ from league.players import GameResult
 from league.players import Outcome as LeagueOutcome
 from league.ratings import RatingRow, ratings_table
 from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
-from osrs_rllib.builds import spread
 from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
+from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 DEFAULT_PARALLEL = 32
@@ -234,7 +234,7 @@ def tournament(
     """Round robin: every pair plays `fights` fights; returns the ratings table and every game.
 
     With `builds`, or when `params` randomises the build, every pair's fights are spread evenly over the
-    builds (each build from both seats, `osrs_rllib.builds.spread`), so no pair meets a luckier mix of builds
+    builds (each build from both seats, `osrs_rllib.stratified_fights.spread`), so no pair meets a luckier mix of builds
     than another. `by_build`, if given, is filled with ``player → build → [score, games]`` (score: wins plus
     half the ties), the per-build table of `osrs-rllib rate`. `engine` picks the simulator (`make_engine`:
     ``auto`` = the compiled core when built, else the Python engine with one log line; ``core``; ``python``):

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from osrs_rllib.builds import format_split
 from osrs_rllib.config import TrainConfig
 from osrs_rllib.run_state import RunState
+from osrs_rllib.stratified_fights import format_split
 
 
 def env_steps_of(result: Mapping[str, Any]) -> int:
@@ -234,9 +234,8 @@ def rules_line(cfg: TrainConfig) -> str:
     """The fight rules the policy trains and is evaluated by, as `fight` and `rate` print them: a figure read
     off the terminal can be reproduced under the same rules (issue 27)."""
     from envs.nh.contract import frame_offsets
-    from envs.nh.params import FightParams
     from policies.fight_rules import FightRules
 
-    params = FightParams.from_options(dict(cfg.env.params or {}))
-    rules = FightRules.from_params(params, "training config", {"policy": frame_offsets(cfg.env.frame_stack)})
+    policy = {"policy": frame_offsets(cfg.env.frame_stack)}
+    rules = FightRules.from_params(cfg.env.to_fight_params(), "training config", policy)
     return f"fight {rules.describe()}"

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, ValidationInfo, field_validator
 from pydantic.dataclasses import dataclass
 
-from common.validation import Check, KeyedError, checked, from_mapping, is_int, is_number, one_of
+from common.validation import Count, Flag, Invalid, KeyedError, PositiveNumber, choice, from_mapping
 
 ACTIVATIONS: tuple[str, ...] = ("relu", "tanh", "gelu", "silu", "elu")
 """Activation functions the trunks and heads may use (names of `torch.nn` modules, lower case)."""
@@ -26,28 +26,15 @@ class NetworkConfigError(KeyedError):
     """A network hyperparameter is unknown or invalid; `key` names it."""
 
 
-def _check_sizes(key: str, sizes: Sequence[int], allow_empty: bool) -> tuple[int, ...]:
+def _check_sizes(sizes: Any, allow_empty: bool) -> tuple[int, ...]:
     if isinstance(sizes, int | str) or not isinstance(sizes, Sequence):
-        raise NetworkConfigError(key, f"expected a list of positive layer widths, got {sizes!r}")
+        raise Invalid(f"got {sizes!r}", "a list of positive layer widths")
     if not allow_empty and not sizes:
-        raise NetworkConfigError(key, "expected at least one layer width")
+        raise Invalid("no layer width", "at least one layer width")
     for width in sizes:
         if isinstance(width, bool) or not isinstance(width, int) or width <= 0:
-            raise NetworkConfigError(key, f"layer widths must be positive integers, got {width!r}")
+            raise Invalid(f"layer widths must be positive integers, got {width!r}")
     return tuple(sizes)
-
-
-_POSITIVE = Check(lambda v: is_number(v) and v > 0, "a positive number")
-_FLAG = Check(lambda v: isinstance(v, bool), "true or false")
-_CHECKS: dict[str, Check] = {
-    "head_hidden": Check(lambda v: is_int(v) and v >= 0, "a non-negative integer"),
-    "activation": one_of(ACTIVATIONS),
-    "obs_clip": _POSITIVE,
-    "norm_epsilon": _POSITIVE,
-    "normalize_obs": _FLAG,
-    "share_trunk": _FLAG,
-}
-"""Each scalar field's check (the layer widths have their own validator)."""
 
 
 @dataclass(frozen=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
@@ -63,36 +50,31 @@ class NetworkConfig:
     """Widths of the actor trunk's hidden layers (applied to the, possibly encoded, stacked frames)."""
     critic_hidden: tuple[int, ...] = (256, 256)
     """Widths of the critic trunk's hidden layers (fed the full-state input of spec §15.3)."""
-    head_hidden: int = 32
+    head_hidden: Count = 32
     """Width of the hidden layer of each action head; 0 makes every head a single linear layer."""
     frame_encoder: tuple[int, ...] = ()
     """Optional feature extractor applied to each stacked frame with shared weights before the trunk; empty
     means the frames are concatenated and fed to the trunk directly."""
-    activation: str = "relu"
+    activation: Annotated[str, choice(ACTIVATIONS)] = "relu"
     """Activation of every hidden layer, one of `ACTIVATIONS`."""
-    normalize_obs: bool = True
+    normalize_obs: Flag = True
     """Normalise actor and critic inputs with running mean and variance kept in the module's buffers."""
-    obs_clip: float = 10.0
+    obs_clip: PositiveNumber = 10.0
     """Normalised inputs (and the one-hot context fed to the heads) are clipped to ±this."""
-    norm_epsilon: float = 1e-8
+    norm_epsilon: PositiveNumber = 1e-8
     """Added to the running variance before the square root."""
-    share_trunk: bool = False
+    share_trunk: Flag = False
     """Let the critic read the actor trunk's output as well (its own trunk still sees the full state)."""
 
     @field_validator("actor_hidden", "critic_hidden", "frame_encoder", mode="before")
     @classmethod
     def _sizes(cls, value: Any, info: ValidationInfo) -> tuple[int, ...]:
-        return _check_sizes(str(info.field_name), value, allow_empty=info.field_name == "frame_encoder")
-
-    @field_validator(*_CHECKS, mode="before")
-    @classmethod
-    def _check(cls, value: Any, info: ValidationInfo) -> Any:
-        return checked(_CHECKS, NetworkConfigError, str(info.field_name), value)
+        return _check_sizes(value, allow_empty=info.field_name == "frame_encoder")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> NetworkConfig:
         """Build from a plain mapping (YAML, model-file metadata); unknown keys name the closest valid one."""
-        return from_mapping(cls, values, NetworkConfigError, "unknown network option{hint}; valid options: {names}")
+        return from_mapping(cls, values, NetworkConfigError)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready mapping (tuples become lists); `from_dict(to_dict())` round-trips."""

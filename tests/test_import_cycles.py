@@ -5,7 +5,7 @@ Why: a module that imports another only under ``if TYPE_CHECKING:`` still depend
 runs (`actions`, `baseline`, `masks`, `observation`, `rewards`) used to import each other that way, and `state`
 with `loadouts` (issue 16). The graph below counts every import statement (module level, under
 ``TYPE_CHECKING`` and inside functions) between modules of `envs/`, so such a cycle cannot come back unseen:
-depend on a protocol (`envs.nh.fight_view`) or move the shared names down a layer instead.
+depend on a protocol (`envs.nh.fight_protocols`) or move the shared names down a layer instead.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_envs_has_no_import_cycle() -> None:
     assert cycle is None, (
         "import cycle in envs/ (TYPE_CHECKING and function-level imports count): "
         + " -> ".join(cycle or [])
-        + "; type the parameter with a protocol (envs/nh/fight_view.py) or move the shared names down a layer"
+        + "; type the parameter with a protocol (envs/nh/fight_protocols.py) or move the shared names down a layer"
     )
 
 
@@ -122,13 +122,13 @@ def test_the_graph_sees_type_checking_and_function_level_imports(tmp_path: Path)
     edges = import_graph()
     # sim imports the rules it runs at module level; the rules import the protocol, not sim.
     assert "envs.nh.actions" in edges["envs.nh.sim"]
-    assert "envs.nh.fight_view" in edges["envs.nh.actions"]
+    assert "envs.nh.fight_protocols" in edges["envs.nh.actions"]
     assert "envs.nh.loadouts.loadout" in edges["envs.nh.state"]
 
 
 def test_fight_sim_provides_what_the_protocols_read() -> None:
     """`FightSim` must keep every member `FightView`/`FightControl` declare (checked at runtime: no mypy in CI)."""
-    from envs.nh.fight_view import FightControl, FightView
+    from envs.nh.fight_protocols import FightControl, FightView
     from envs.nh.sim import FightSim
 
     sim = FightSim(seed=0)
@@ -139,5 +139,5 @@ def test_fight_sim_provides_what_the_protocols_read() -> None:
         members |= {n for n, v in vars(proto).items() if callable(v) and not n.startswith("_")}
     assert members >= {"params", "players", "stats", "events", "fight_mode", "rng", "opponent", "activate_prayers"}
     missing = sorted(m for m in members if not hasattr(sim, m))
-    assert not missing, f"FightSim lacks {missing}, which envs/nh/fight_view.py promises"
+    assert not missing, f"FightSim lacks {missing}, which envs/nh/fight_protocols.py promises"
     assert isinstance(sim.rng, np.random.Generator)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from envs.nh import movement, operations
 from envs.nh.combat import special_for_weapon
 from envs.nh.equipment import equip_set
-from envs.nh.fight_view import FightControl
+from envs.nh.fight_protocols import FightControl
 from envs.nh.items import Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import OVERHEADS

@@ -12,7 +12,7 @@ import numpy as np
 from envs.nh import movement, operations
 from envs.nh.combat import attack_range, combat_method, defence_roll_against
 from envs.nh.equipment import equip_set, on_weapon_changed, recompute_bonuses
-from envs.nh.fight_view import FightControl
+from envs.nh.fight_protocols import FightControl
 from envs.nh.items import CombatStyle, Ids, PotionType, StyleType
 from envs.nh.loadouts import GearSet
 from envs.nh.prayers import Prayer

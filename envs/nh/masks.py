@@ -13,7 +13,7 @@ import numpy as np
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import HEAD_SIZES, NUM_LOGITS
-from envs.nh.fight_view import FightView
+from envs.nh.fight_protocols import FightView
 from envs.nh.items import ITEMS, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import brew_defence_raise, combat_boost, ranging_boost

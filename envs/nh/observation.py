@@ -15,7 +15,7 @@ import numpy as np
 from envs.nh import movement
 from envs.nh.combat import special_for_weapon
 from envs.nh.contract import OBS_SIZE, Head, MageType, MeleeType, Obs, RangedType, logit_index
-from envs.nh.fight_view import FightView
+from envs.nh.fight_protocols import FightView
 from envs.nh.items import ITEMS, RANGED_RANGE_TILES, Bonus, CombatStyle, Ids, PotionType, Slot
 from envs.nh.loadouts import GearSet, Loadout, weapon_of
 from envs.nh.operations import combat_boost, ranging_boost

@@ -1,9 +1,9 @@
 """Reset parameters and episode inputs (spec §13.1), validated with errors that list the valid choices.
 
-`FightParams` is a frozen pydantic dataclass: building one checks every field with the same coercion that
-`from_options` applies (names or members for enums, lists for tuples). `from_options` runs once per
-episode reset, so it coerces only the options it is given and copies the validated base without a second
-pass (`_with`).
+`FightParams` is a frozen pydantic dataclass whose field types are its checks (`common.validation`: the one
+style and wording of every config): names or members for enums, lists for tuples. `from_options` runs once
+per episode reset, so it checks only the options it is given, each with its field's own type, and copies the
+validated base without a second pass (`_with`).
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import field, fields
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from common.suggest import did_you_mean
+from common.suggest import closest
+from common.validation import Flag, Invalid, SetFields, choice, compose, describe, expect, one_of, render
 from envs.nh.loadouts import Build
 from envs.nh.state import FightMode
 
@@ -36,6 +37,58 @@ class ParamError(ValueError):
         self.key = key
 
 
+def _member(enum: type, what: str) -> Any:
+    """A member of `enum` from itself or its name in any case (``med``, ``MED``)."""
+    valid = [m.name for m in enum]  # type: ignore[attr-defined]
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, enum):
+            return value
+        if isinstance(value, str) and value.upper() in valid:
+            return enum[value.upper()]  # type: ignore[index]
+        raise Invalid(f"invalid {what} {value!r}", one_of(valid), suggestion=closest(str(value).upper(), valid))
+
+    return convert
+
+
+_build = _member(Build, "build")
+_fight_mode = _member(FightMode, "fight type")
+
+
+def _builds(value: Any) -> tuple[Build, ...]:
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise Invalid(f"got {describe(value)}", "a list of builds")
+    builds = tuple(_build(v) for v in value)
+    if not builds:
+        raise Invalid("no build", "at least one build")
+    return builds
+
+
+def _weights(value: Any) -> tuple[float, ...] | None:
+    """Relative draw weights: finite, non-negative, not all zero (an all-zero list could never draw)."""
+    if value is None:
+        return None
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise Invalid(f"got {describe(value)}", "a list of numbers")
+    out = []
+    for w in value:
+        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
+            raise Invalid(f"got the entry {w!r}", "finite numbers ≥ 0")
+        out.append(float(w))
+    if not any(out):
+        raise Invalid("the weights must not all be 0", "a weight > 0 for some build")
+    return tuple(out)
+
+
+BuildField = Annotated[Build, BeforeValidator(_build)]
+Builds = Annotated[tuple[Build, ...], BeforeValidator(_builds)]
+BuildWeights = Annotated[tuple[float, ...] | None, BeforeValidator(_weights)]
+FightModeField = Annotated[FightMode | None, BeforeValidator(lambda v: None if v is None else _fight_mode(v))]
+Identifier = Annotated[str, BeforeValidator(str)]
+EpisodeTicks = Annotated[int, Strict(), Field(ge=0), expect("an integer ≥ 0 (0 = no limit)")]
+SimulatorOpponent = Annotated[str, choice((OPPONENT_BASELINE, OPPONENT_AGENT), "simulator opponent")]
+
+
 @dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid"))
 class FightParams:
     """Everything that defines a fight besides the seed (spec §13.1).
@@ -43,57 +96,52 @@ class FightParams:
     Names are snake_case; the spec's camelCase names are accepted as aliases by `from_options`.
     """
 
-    account_build: Build = Build.PURE
+    account_build: BuildField = Build.PURE
     """Build when `randomize_build` is off."""
-    randomize_build: bool = False
+    randomize_build: Flag = False
     """Choose the build from `random_build_options`: by the player identifiers when any is given (§12.7, the
     reference's rule), else one seeded draw per episode (the project decision of §12.7)."""
-    random_build_options: tuple[Build, ...] = (Build.PURE, Build.ZERKER, Build.MED)
+    random_build_options: Builds = (Build.PURE, Build.ZERKER, Build.MED)
     """Candidate builds for `randomize_build`."""
-    random_build_weights: tuple[float, ...] | None = None
+    random_build_weights: BuildWeights = None
     """Relative weights of `random_build_options` for the per-episode draw; None = uniform."""
-    randomize_gear: bool = False
+    randomize_gear: Flag = False
     """Apply the gear randomisation of §12.6."""
-    randomize_fight_type: bool = False
+    randomize_fight_type: Flag = False
     """Draw the fight mode uniformly from NORMAL, LMS, PVP_ARENA (§13.1)."""
-    fight_type: FightMode | None = None
+    fight_type: FightModeField = None
     """Fight mode of both players; None keeps the build's mode (§12.1)."""
-    only_switch_prayer_when_about_to_attack: bool = True
+    only_switch_prayer_when_about_to_attack: Flag = True
     """Mask protection prayers unless the opponent's attack is about to come (§14.3)."""
-    only_switch_gear_when_attack_soon: bool = True
+    only_switch_gear_when_attack_soon: Flag = True
     """Mask attacks unless the agent's own attack timer is ready (§14.3)."""
-    allow_smite: bool = True
+    allow_smite: Flag = True
     """If false Smite is always masked."""
-    allow_redemption: bool = True
+    allow_redemption: Flag = True
     """If false Redemption is always masked."""
-    allow_moving_if_can_attack: bool = False
+    allow_moving_if_can_attack: Flag = False
     """If false, movement is masked while the agent's attack is ready (§14.3)."""
-    agent: str = ""
+    agent: Identifier = ""
     """Identifier of player 0 (build choice, §12.7)."""
-    target: str = ""
+    target: Identifier = ""
     """Identifier of player 1 (build choice, §12.7)."""
-    episode_id: str = ""
+    episode_id: Identifier = ""
     """Reported back in the info; no effect on the fight (§16.6)."""
-    opponent: str = OPPONENT_BASELINE
+    opponent: SimulatorOpponent = OPPONENT_BASELINE
     """`baseline` (the scripted bot of §18 plays player 1) or `agent` (player 1 is acted for)."""
-    training: bool = False
+    training: Flag = False
     """Random spawn positions (§16.2)."""
-    death_match: bool = True
+    death_match: Flag = True
     """If false a fight also ends TIED when a player has no food left (§16.3)."""
-    max_episode_ticks: int = DEFAULT_MAX_EPISODE_TICKS
+    max_episode_ticks: EpisodeTicks = DEFAULT_MAX_EPISODE_TICKS
     """Truncation limit in ticks (§16.4); 0 disables it."""
-    include_opponent_observation: bool = False
+    include_opponent_observation: Flag = False
     """Also return the opponent's own observation for the critic (§15.3)."""
-    first_player_baseline: bool = False
+    first_player_baseline: Flag = False
     """Tools only: player 0 is a scripted baseline too (baseline-vs-baseline fights and benchmarks).
     The spec's player 0 is always an agent; two baselines stay idle until one is hit (§18.2)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Not part of the simulator: options consumed by wrappers (e.g. the scripted opponent's name)."""
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _check(cls, value: Any, info: ValidationInfo) -> Any:
-        return value if info.field_name == "extra" else _coerce(str(info.field_name), value)
 
     def __post_init__(self) -> None:
         _check_weights(self)
@@ -108,10 +156,13 @@ class FightParams:
         for key, value in options.items():
             name = option_name(key)
             try:
-                changes[name] = _coerce(name, value)
-            except ParamError as exc:
-                raise ParamError(str(exc), key) from None
-        return _check_weights(_with(params, changes))
+                changes[name] = _FIELD_TYPES[name].validate_python(value)
+            except ValidationError as exc:
+                raise ParamError(f"{key}: {render(exc.errors(include_url=False)[0], cls)[1]}", key) from None
+        try:
+            return _check_weights(_with(params, changes))
+        except Invalid as exc:
+            raise ParamError(f"{exc.field}: {exc}", exc.field) from None
 
 
 def _with(params: FightParams, changes: Mapping[str, Any]) -> FightParams:
@@ -126,15 +177,24 @@ def _check_weights(params: FightParams) -> FightParams:
     """One draw weight per candidate build (the pair is checked together, whichever was set last)."""
     weights = params.random_build_weights
     if weights is not None and len(weights) != len(params.random_build_options):
-        raise ParamError(
-            f"random_build_weights has {len(weights)} entries for {len(params.random_build_options)} "
-            f"random_build_options {[b.name for b in params.random_build_options]}; give one weight per build",
-            "random_build_weights",
+        raise Invalid(
+            f"{len(weights)} weights for {len(params.random_build_options)} random_build_options "
+            f"{[b.name for b in params.random_build_options]}: give one weight per build",
+            field="random_build_weights",
         )
     return params
 
 
 _FIELDS = {f.name for f in fields(FightParams)}
+
+
+def _field_type(name: str) -> TypeAdapter[Any]:
+    info = FightParams.__pydantic_fields__[name]  # type: ignore[attr-defined]
+    return TypeAdapter(Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation)
+
+
+_FIELD_TYPES = {name: _field_type(name) for name in _FIELDS}
+"""Each field's type alone, so that `from_options` checks only what it is given, as construction would."""
 
 
 def _camel(name: str) -> str:
@@ -161,58 +221,15 @@ def option_name(key: str) -> str:
     """
     name = _ALIASES.get(key, key)
     if name not in _FIELDS or name == "extra":
-        hint = did_you_mean(key, sorted((_FIELDS - {"extra"}) | set(_ALIASES)))
-        raise ParamError(f"unknown reset option {key!r}{hint} Valid options: {sorted(_FIELDS - {'extra'})}", key)
+        valid = _FIELDS - {"extra"}
+        hint = closest(key, sorted(valid | set(_ALIASES)))
+        raise ParamError(f"{key}: {compose('unknown reset option', one_of(valid), hint)}", key)
     return name
 
 
-def _enum_value(enum: type, value: Any, what: str) -> Any:
-    if isinstance(value, enum):
-        return value
-    valid = [m.name for m in enum]  # type: ignore[attr-defined]
-    if isinstance(value, str) and value.upper() in valid:
-        return enum[value.upper()]  # type: ignore[index]
-    raise ParamError(f"invalid {what} {value!r}; valid choices: {valid}")
+class FightOptions(SetFields):
+    """The reset options a config sets (``env.params``), checked by `FightParams`' field types."""
 
-
-def _weights(value: Any) -> tuple[float, ...]:
-    """Relative draw weights: finite, non-negative, not all zero (an all-zero list could never draw)."""
-    if isinstance(value, str) or not hasattr(value, "__iter__"):
-        raise ParamError(f"random_build_weights must be a list of numbers, got {value!r}")
-    out = []
-    for w in value:
-        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) or w < 0:
-            raise ParamError(f"random_build_weights entries must be finite numbers ≥ 0, got {w!r}")
-        out.append(float(w))
-    if not any(out):
-        raise ParamError("random_build_weights must not all be 0")
-    return tuple(out)
-
-
-def _coerce(name: str, value: Any) -> Any:
-    if name == "account_build":
-        return _enum_value(Build, value, "build")
-    if name == "random_build_options":
-        if isinstance(value, str) or not hasattr(value, "__iter__"):
-            raise ParamError(f"random_build_options must be a list of builds, got {value!r}")
-        builds = tuple(_enum_value(Build, v, "build") for v in value)
-        if not builds:
-            raise ParamError("random_build_options must name at least one build")
-        return builds
-    if name == "random_build_weights":
-        return None if value is None else _weights(value)
-    if name == "fight_type":
-        return None if value is None else _enum_value(FightMode, value, "fight type")
-    if name == "opponent":
-        if value not in (OPPONENT_BASELINE, OPPONENT_AGENT):
-            raise ParamError(f"invalid simulator opponent {value!r}; valid choices: ['baseline', 'agent']")
-        return value
-    if name == "max_episode_ticks":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ParamError(f"max_episode_ticks must be an integer ≥ 0 (0 = no limit), got {value!r}")
-        return value
-    if name in ("agent", "target", "episode_id"):
-        return str(value)
-    if not isinstance(value, bool):
-        raise ParamError(f"{name} must be true or false, got {value!r}")
-    return value
+    config_model = FightParams
+    aliases = _ALIASES
+    hidden = frozenset({"extra"})

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic import ConfigDict, PlainValidator
 from pydantic.dataclasses import dataclass
 
-from common.validation import Check, KeyedError, checked, from_mapping, is_number
-from envs.nh.fight_view import FightView
+from common.validation import Invalid, KeyedError, SetFields, describe, from_mapping, is_number
+from envs.nh.fight_protocols import FightView
 from envs.nh.items import CombatStyle, Ids, PotionType
 from envs.nh.operations import brew_hp_boost, nominal_heal
 from envs.nh.sim import Outcome, protection_style
@@ -103,8 +103,26 @@ def signals_for(sim: FightView, p: PlayerState) -> dict[str, Any]:
 
 
 # ---- weights --------------------------------------------------------------------------------------
-Schedule = float | Sequence[float]
-"""A weight: a constant, or `[a, b, n]` = linear a→b over n training rollouts (spec §17.4)."""
+SCHEDULE_EXPECTED = "a finite number or [a, b, n] (linear a→b over n > 0 training iterations)"
+
+
+def _schedule(value: Any) -> float | tuple[float, ...]:
+    """A constant as is; ``[a, b, n]`` as a tuple (hashable, as `_resolved` and configs need)."""
+    if isinstance(value, list | tuple) and len(value) == 3:
+        if all(_is_finite(v) for v in value) and value[2] > 0:
+            return tuple(value)
+    elif _is_finite(value):
+        return value  # type: ignore[no-any-return]
+    raise Invalid(f"got {describe(value)}", SCHEDULE_EXPECTED)
+
+
+def _is_finite(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
+
+
+Schedule = Annotated[float | Sequence[float], PlainValidator(_schedule)]
+"""A weight: a constant, or `[a, b, n]` = linear a→b over n training rollouts (spec §17.4). Not the trainer's
+`osrs_rllib.config_types.StepSchedule` (``[[env_step, value], ...]`` for ``ppo.lr``)."""
 
 
 def schedule_value(w: Schedule, progress: float) -> float:
@@ -115,33 +133,19 @@ def schedule_value(w: Schedule, progress: float) -> float:
     return a + (b - a) * min(1.0, progress / n) if n > 0 else b
 
 
-def _is_schedule(value: Any) -> bool:
-    if isinstance(value, list | tuple) and len(value) == 3:
-        return all(_is_finite(v) for v in value) and value[2] > 0
-    return _is_finite(value)
-
-
-def _is_finite(value: Any) -> bool:
-    return is_number(value) and math.isfinite(value)
-
-
-WEIGHT_CHECKS: dict[str, Check] = {
-    "Schedule": Check(_is_schedule, "a finite number or [a, b, n] (linear a→b over n > 0 training iterations)"),
-    "float": Check(_is_finite, "a finite number"),
-    "bool": Check(lambda v: isinstance(v, bool), "true or false"),
-}
-"""The check of a weight, by its declared type (spec §17.3, §17.4)."""
-
-
 class RewardWeightError(KeyedError):
     """A reward weight is unknown or invalid; `key` names it."""
 
     prefix = "reward weight "
 
 
-@dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
+@dataclass(frozen=True, slots=True, config=ConfigDict(extra="forbid", allow_inf_nan=False, strict=True))
 class RewardWeights:
-    """Reward weights with the environment defaults of spec §17.3 (a pydantic dataclass: checked on build)."""
+    """Reward weights with the environment defaults of spec §17.3 (a pydantic dataclass: checked on build).
+
+    The annotations stay the plain names ``Schedule``, ``float`` and ``bool``: the compiled core's tables group
+    the weights by them (`WEIGHT_TYPES`, `envs/nh/core/mirrors.py`); strict mode keeps a bool out of a float.
+    """
 
     default_reward: Schedule = 0.0
     win_reward: Schedule = 1.0
@@ -180,20 +184,19 @@ class RewardWeights:
     reward_heals: bool = True
     penalize_target_heals: bool = True
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _check(cls, value: Any, info: ValidationInfo) -> Any:
-        name = str(info.field_name)
-        checked({name: WEIGHT_CHECKS[WEIGHT_TYPES[name]]}, RewardWeightError, name, value)
-        return tuple(value) if isinstance(value, list) else value  # hashable, as `_resolved` and configs need
-
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RewardWeights:
         """Build from a config mapping; an unknown or invalid weight is a `RewardWeightError` naming it."""
-        return from_mapping(cls, values, RewardWeightError, "unknown reward weight{hint}; valid: {names}")
+        return from_mapping(cls, values, RewardWeightError)
 
 
 WEIGHT_TYPES: dict[str, str] = {f.name: str(f.type) for f in fields(RewardWeights)}
+
+
+class WeightOptions(SetFields):
+    """The reward weights a config sets (``env.reward_weights``), checked by `RewardWeights`' field types."""
+
+    config_model = RewardWeights
 
 
 CORE_REWARD_WEIGHTS = RewardWeights(

@@ -9,7 +9,7 @@ the same pair, exactly as `osrs-rllib fight` does. So the same seed gives the sa
 
 Figures are read from the simulator state after each tick (`on_step` hands over the engine), once per tick
 and player by `_TickReader`; the per-fight row is the sum of the per-tick rows by construction, which the
-tests check. The state is read through `osrs_rllib.fight_view`, so the fights run on either engine with the
+tests check. The state is read through `osrs_rllib.engine_views`, so the fights run on either engine with the
 same figures (and replays): the compiled core by default (``engine="auto"``).
 
 A model side plays by the rules it was trained under (`policies.fight_rules`: its training config's masks and
@@ -39,11 +39,11 @@ from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from osrs_rllib import fight_view
+from osrs_rllib import engine_views
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
 from osrs_rllib.analysis.ticks import _COUNTS, STYLES, _state_row, _TickReader
 from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
-from osrs_rllib.fight_view import PlayerLike
+from osrs_rllib.engine_views import PlayerLike
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
@@ -267,7 +267,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
     def on_start(local: int, engine: AnyEngine) -> None:
         k = job.fights[local]  # play_fights numbers the fights of this job from 0
-        readers[k] = _TickReader(fight_view.players(engine))
+        readers[k] = _TickReader(engine_views.players(engine))
         totals[k] = [[0] * len(_COUNTS), [0] * len(_COUNTS)]
         if critic:
             for seat, p in enumerate((pa, pb)[: len(acting)]):
@@ -282,7 +282,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         reader = readers[k]
         tally = totals[k]
         per_player = []
-        state, tick_events = fight_view.players(engine), fight_view.events(engine)
+        state, tick_events = engine_views.players(engine), engine_views.events(engine)
         for i in (0, 1):
             counts = reader.counts(state, tick_events, i)
             t = tally[i]
@@ -349,7 +349,7 @@ def fight_params(
 ) -> tuple[FightParams, ...]:
     """One `FightParams` per fight: the reset options, who plays seat B, and the build of fight k
     (``build[k % len(build)]``: fights spread evenly over several builds, and over fight types when the
-    options randomise them, as `osrs_rllib.builds.spread` does for `osrs-rllib fight`).
+    options randomise them, as `osrs_rllib.stratified_fights.spread` does for `osrs-rllib fight`).
 
     Raises:
         AnalysisError: An option `play` sets itself, or an unknown build.
@@ -383,7 +383,7 @@ def fight_params(
             resolved.append(FightParams.from_options({"account_build": item}).account_build)
         except ValueError as exc:
             raise AnalysisError(str(exc)) from None
-    from osrs_rllib.builds import spread  # the same spread as `osrs-rllib fight --build`, `rate` and evaluation
+    from osrs_rllib.stratified_fights import spread  # the spread of `osrs-rllib fight --build`, `rate`, evaluation
 
     return tuple(spread(base, fights, resolved))
 

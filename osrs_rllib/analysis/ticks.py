@@ -24,7 +24,7 @@ from envs.nh.state import (
     PlayerState,
     weapon_family,
 )
-from osrs_rllib.fight_view import EventsLike, PlayerLike
+from osrs_rllib.engine_views import EventsLike, PlayerLike
 from osrs_rllib.replay.state import gear_set
 
 STYLES = tuple(s.name.lower() for s in CombatStyle)
@@ -67,8 +67,8 @@ class _TickReader:
         self.special = [p.special_energy for p in players]
 
     def counts(self, state: Sequence[PlayerLike], tick_events: Sequence[EventsLike], i: int) -> list[int]:
-        """This tick's `_COUNTS` of player i, in order (`state` and `tick_events`: `fight_view.players` and
-        `fight_view.events` of the tick)."""
+        """This tick's `_COUNTS` of player i, in order (`state` and `tick_events`: `engine_views.players` and
+        `engine_views.events` of the tick)."""
         p = state[i]
         ev, opp_ev = tick_events[i], tick_events[1 - i]
         hits = [0, 0, 0]

@@ -237,8 +237,8 @@ def test_prescient_refuses_rllib_policy_and_serving_seats() -> None:
 
 def _score(a: str, b: str, fights: int, seed: int) -> float:
     """a's score (wins + ½ ties) over `fights` fights against b, spread over every build and both seats."""
-    from osrs_rllib.builds import spread
     from osrs_rllib.rate import LadderPlayer, Player, play_pair
+    from osrs_rllib.stratified_fights import spread
 
     def player(name: str) -> Player:
         return Player(name) if name == "baseline" else LadderPlayer(name)

@@ -20,7 +20,7 @@ from osrs_rllib.config import (
     OPPONENT_KINDS,
     SET_SOURCE,
     ConfigError,
-    Schedule,
+    StepSchedule,
     TrainConfig,
     dump_config,
     load_config,
@@ -132,11 +132,11 @@ def test_config_is_frozen() -> None:
 
 
 def test_schedule_interpolates_and_holds_the_last_value() -> None:
-    s = Schedule.parse([[0, 1.0], [100, 0.0], [300, 0.5]])
+    s = StepSchedule.parse([[0, 1.0], [100, 0.0], [300, 0.5]])
     assert [s.value_at(t) for t in (0, 50, 100, 200, 300, 10_000)] == [1.0, 0.5, 0.0, 0.25, 0.5, 0.5]
     assert s.to_rllib() == (1.0, [[0, 1.0], [100, 0.0], [300, 0.5]])
-    assert Schedule.parse(3e-4).to_rllib() == (3e-4, None)
-    assert Schedule.parse([[0, 2], [1e6, 1]]).points == ((0, 2.0), (1_000_000, 1.0))  # 1e6 is an integer step
+    assert StepSchedule.parse(3e-4).to_rllib() == (3e-4, None)
+    assert StepSchedule.parse([[0, 2], [1e6, 1]]).points == ((0, 2.0), (1_000_000, 1.0))  # 1e6 is an integer step
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_schedule_interpolates_and_holds_the_last_value() -> None:
 )
 def test_schedule_rejects_malformed_input(raw: object, expected: str) -> None:
     with pytest.raises(ValueError, match=expected):
-        Schedule.parse(raw)
+        StepSchedule.parse(raw)
 
 
 # ---- extends -------------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_extends_chain_merges_mappings_and_replaces_lists(tmp_path: Path) -> Non
     assert "extends" not in raw and raw["name"] == "leaf"
     assert raw["ppo"] == {"lr": 0.001, "gamma": 0.95}
     cfg = load_config(leaf)
-    assert cfg.seed == 8 and cfg.ppo.gamma == 0.95 and cfg.ppo.lr == Schedule.constant(0.001)
+    assert cfg.seed == 8 and cfg.ppo.gamma == 0.95 and cfg.ppo.lr == StepSchedule.constant(0.001)
     assert cfg.evaluation.opponents == ["tribrid"]  # lists are replaced, not concatenated
 
 
@@ -279,7 +279,7 @@ def test_problem_caused_by_child_names_the_child(tmp_path: Path) -> None:
         ("ppo.gamma=high", "ppo.gamma", "expected a number"),
         ("logging.live=3", "logging.live", "expected true or false"),
         ("ppo=3", "ppo", "got 3 (an integer); expected a mapping"),
-        ("env.params.training=maybe", "env.params.training", "training must be true or false"),
+        ("env.params.training=maybe", "env.params.training", "got 'maybe' (a string); expected true or false"),
         ("env.reward_weights.win_reward=[1, 2]", "env.reward_weights.win_reward", "[a, b, n]"),
         ("model.head_hidden=wide", "model.head_hidden", "non-negative integer"),
         ("evaluation.opponents=baseline", "evaluation.opponents", "expected a list"),

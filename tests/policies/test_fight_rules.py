@@ -89,7 +89,7 @@ def test_resolution_prefers_overrides_then_models_then_the_spec() -> None:
     assert "allow_smite=true (override)" in line and "allow_redemption=false," in line
     assert FightRules.from_dict(played.to_dict()) == played
     assert played.apply(FightParams()).allow_smite and not played.apply(FightParams()).allow_redemption
-    with pytest.raises(ParamError, match="must be true or false"):
+    with pytest.raises(ParamError, match="expected true or false"):
         resolve_fight_rules([core], {"allow_smite": "yes"})
 
 

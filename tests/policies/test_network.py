@@ -243,9 +243,9 @@ def test_state_dict_carries_statistics(net: NHPolicyNetwork) -> None:
 
 
 def test_network_config_errors_name_the_key() -> None:
-    with pytest.raises(NetworkConfigError, match=r"actor_hiden: unknown network option \(did you mean 'actor_hidden'"):
+    with pytest.raises(NetworkConfigError, match=r"actor_hiden: unknown key; .* \(did you mean 'actor_hidden'"):
         NetworkConfig.from_dict({"actor_hiden": [64]})
-    with pytest.raises(NetworkConfigError, match="activation: expected one of"):
+    with pytest.raises(NetworkConfigError, match=r"activation: got 'sigmoid' .*; expected one of"):
         NetworkConfig.from_dict({"activation": "sigmoid"})
     with pytest.raises(NetworkConfigError, match="critic_hidden: layer widths must be positive"):
         NetworkConfig.from_dict({"critic_hidden": [64, 0]})

@@ -31,7 +31,7 @@ from envs.nh.loadouts.assembly import (
     loadout_with_lines,
     make_loadout,
 )
-from envs.nh.loadouts.builds import (
+from envs.nh.loadouts.build_table import (
     BUILD_SPECS,
     BUILDS_FILE,
     BuildSpec,

@@ -23,7 +23,7 @@ from envs.nh.items import (
     Ids,
     PotionType,
 )
-from envs.nh.loadouts.builds import BUILD_SPECS, BuildSpec
+from envs.nh.loadouts.build_table import BUILD_SPECS, BuildSpec
 from envs.nh.loadouts.loadout import (
     BASE_SETS,
     TABLE_SLOT_ORDER,

@@ -24,7 +24,7 @@ from envs.nh.items import (
     Slot,
     potion_id,
 )
-from envs.nh.loadouts.builds import BuildSpec
+from envs.nh.loadouts.build_table import BuildSpec
 from envs.nh.loadouts.loadout import BASE_SETS, TABLE_SLOT_ORDER, Build, GearSet
 from envs.nh.loadouts.tables import (
     _check_keys,

@@ -13,8 +13,8 @@ from envs.nh.engine import NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams, ParamError
 from envs.nh.sim import Outcome
-from osrs_rllib.builds import SplitTally, parse_builds, spread, trained_builds
 from osrs_rllib.evaluation import evaluate
+from osrs_rllib.stratified_fights import SplitTally, parse_builds, spread, trained_builds
 
 CORE = ["LMS_PURE", "LMS_ZERKER", "LMS_MED", "PURE", "ZERKER", "MED"]
 CORE_OPTIONS = {

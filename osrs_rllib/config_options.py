@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from osrs_rllib.config_types import NonNegativeSchedule, Schedule, _known_once, _Section
+from osrs_rllib.config_types import NonNegativeStepSchedule, StepSchedule, _known_once, _Section
 from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, OBS_IDS
 
 __all__ = ["InitConfig", "NoveltyConfig", "ObservationNoiseConfig"]
@@ -18,7 +18,7 @@ __all__ = ["InitConfig", "NoveltyConfig", "ObservationNoiseConfig"]
 class NoveltyConfig(_Section):
     """A novelty reward for the learner (`osrs_rllib.shaping.NoveltyReward`): off while `scale` is 0."""
 
-    scale: NonNegativeSchedule = Schedule.constant(0.0)
+    scale: NonNegativeStepSchedule = StepSchedule.constant(0.0)
     """Reward per standard deviation of distance from the running mean (RMS over `entries`), a constant or
     ``[[env_step, value], ...]``; 0 = off. The §17 rewards are ±1 for the fight, so 0.001–0.01 explores without
     outweighing a hit."""
@@ -38,7 +38,7 @@ class ObservationNoiseConfig(_Section):
     """Gaussian noise on entries of the learner's observation (`osrs_rllib.shaping.ObservationNoise`): off while
     `std` is 0."""
 
-    std: NonNegativeSchedule = Schedule.constant(0.0)
+    std: NonNegativeStepSchedule = StepSchedule.constant(0.0)
     """Standard deviation in the entries' raw units (§15.1), a constant or ``[[env_step, value], ...]``; 0 = off."""
     entries: Annotated[list[str], _known_once(OBS_IDS, "observation entry", "an")] = Field(
         default_factory=lambda: list(NOISE_ENTRIES)

@@ -14,7 +14,7 @@ run it was before they existed.
   units (§15.1), added to chosen entries of the learner's (stacked) observation: robustness to states and readings
   a little off those it trained on.
 
-The schedules are functions of the trainer's sampled env steps (`osrs_rllib.config.Schedule`, as ``ppo.lr``); the
+The schedules are functions of the trainer's sampled env steps (`osrs_rllib.config.StepSchedule`, as ``ppo.lr``); the
 trainer pushes the count to every environment after each iteration.
 """
 
@@ -28,7 +28,7 @@ import numpy.typing as npt
 from envs.nh.contract import OBS_LAYOUT, OBS_SIZE
 
 ScheduleFn = Callable[[float], float]
-"""A value as a function of the trainer's sampled env steps (`osrs_rllib.config.Schedule.value_at`)."""
+"""A value as a function of the trainer's sampled env steps (`osrs_rllib.config.StepSchedule.value_at`)."""
 
 OBS_IDS: tuple[str, ...] = tuple(e.id for e in OBS_LAYOUT)
 """The §15.2 entry ids, the names ``entries`` lists take."""

@@ -148,16 +148,16 @@ def learner_shaping(
     """The novelty reward and observation noise of `TrainingEnv`'s ``novelty`` and ``observation_noise`` config
     (`train.env_config` passes them only when on); the noise draws from its own stream of the env's seed."""
     from envs.nh.contract import frame_offsets
-    from osrs_rllib.config import Schedule
+    from osrs_rllib.config import StepSchedule
 
     reward = None
     if novelty:
-        reward = NoveltyReward(Schedule.parse(novelty["scale"]).value_at, novelty["entries"], novelty["clip"])
+        reward = NoveltyReward(StepSchedule.parse(novelty["scale"]).value_at, novelty["entries"], novelty["clip"])
     added = None
     if noise:
         rng = np.random.default_rng(seed.spawn(1)[0])
         frames = len(frame_offsets(frame_stack))
-        added = ObservationNoise(Schedule.parse(noise["std"]).value_at, noise["entries"], frames, rng)
+        added = ObservationNoise(StepSchedule.parse(noise["std"]).value_at, noise["entries"], frames, rng)
     return reward, added
 
 

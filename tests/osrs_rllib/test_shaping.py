@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import OBS_SIZE, masked_random_actions
-from osrs_rllib.config import ConfigError, Schedule, load_config
+from osrs_rllib.config import ConfigError, StepSchedule, load_config
 from osrs_rllib.opponents import TrainingEnv
 from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, NoveltyReward, ObservationNoise, entry_indices
 from osrs_rllib.train import env_config
@@ -49,7 +49,7 @@ def play(env: TrainingEnv, ticks: int, seed: int = 7) -> list[tuple[dict[str, An
 # -- novelty -------------------------------------------------------------------------------------------------
 def test_novelty_pays_more_far_from_the_running_mean_than_at_it() -> None:
     rng = np.random.default_rng(0)
-    novelty = NoveltyReward(Schedule.constant(0.01).value_at, NOVELTY_ENTRIES, clip=5.0)
+    novelty = NoveltyReward(StepSchedule.constant(0.01).value_at, NOVELTY_ENTRIES, clip=5.0)
     idx = entry_indices(NOVELTY_ENTRIES)
     centre = np.zeros(OBS_SIZE)
     centre[idx] = rng.uniform(0, 1, len(idx))
@@ -84,7 +84,7 @@ def test_novelty_off_by_default_gives_exactly_the_old_rewards_and_on_adds_the_sc
 
     env = make_env([schedule])
     env.set_env_steps(500)  # halfway: 0.01
-    probe = NoveltyReward(Schedule.constant(1.0).value_at, NOVELTY_ENTRIES, clip=5.0)  # the env's distances
+    probe = NoveltyReward(StepSchedule.constant(1.0).value_at, NOVELTY_ENTRIES, clip=5.0)  # the env's distances
     shaped = play(env, 400)
     paid = 0
     for (obs, new), (_, old) in zip(shaped, base, strict=True):
@@ -104,7 +104,7 @@ def env_frame(obs: dict[str, Any]) -> np.ndarray:
 
 # -- observation noise ---------------------------------------------------------------------------------------
 def test_noise_has_the_scheduled_std_on_the_chosen_entries_only() -> None:
-    schedule = Schedule.parse([[0, 0.0], [10_000, 0.2]])
+    schedule = StepSchedule.parse([[0, 0.0], [10_000, 0.2]])
     noise = ObservationNoise(schedule.value_at, NOISE_ENTRIES, frames=2, rng=np.random.default_rng(1))
     clean = np.arange(2 * OBS_SIZE, dtype=np.float32)
     samples = np.stack([noise.apply(clean, 7_500) for _ in range(4000)]) - clean

@@ -193,7 +193,9 @@ class SetFields(Mapping[str, Any]):
         except ValidationError as exc:  # the model's own problem, worded once, blamed on its field
             loc, message, _ = render(exc.errors(include_url=False)[0], cls.config_model)
             raise Invalid(message, field=".".join(loc) or None) from None
-        return cls({name: getattr(instance, name) for name in values}, instance)
+        # the values as the config wrote them (checked, under the fields' own names): readers compare them with
+        # the YAML's words (`random_build_options` are build names, not enum members) and dump them back as set
+        return cls(values, instance)
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:

@@ -7,8 +7,9 @@ into one line naming ours (``ray.dashboard_port``, ``--address``), and none of i
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,27 @@ def dashboard_port(rc: RayConfig, echo: Callable[[str], None]) -> int:
     return other
 
 
+@contextlib.contextmanager
+def _our_sigterm_handler_kept() -> Iterator[None]:
+    """While `ray.init` runs, keep the SIGTERM handler the command installed (its clean stop).
+
+    Why: `ray.init` installs handlers of its own for the time it runs (`sys.exit` in whatever frame the signal
+    lands in, through ``ray._private.utils.set_sigterm_handler``); a stop sent in those seconds (`osrs-rllib stop`
+    right after `--detach`) then either failed the run or, landing in a frame that swallows exceptions (logging's
+    lock release), was lost and the run trained on. With ours kept, the stop is recorded and honoured as soon as
+    Ray is up. The trainer installs its handler again after `ray.init` in any case.
+    `tests/osrs_rllib/test_framework_internals.py` pins the function this replaces for the call.
+    """
+    import ray._private.utils as ray_utils
+
+    original = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        ray_utils.set_sigterm_handler = original
+
+
 def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Callable[[list[int]], None]) -> str | None:
     """Start an embedded Ray or join ``rc.address``, trying a local start once more after Ray's fixed start-up
     limits run out; a Ray of our own has its processes recorded. Returns the dashboard's URL, if there is one.
@@ -146,7 +168,8 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
     for attempt in range(1, RAY_START_ATTEMPTS + 1):
         before = {p.pid for p in psutil.Process().children(recursive=True)}
         try:
-            context = ray.init(**kwargs)
+            with _our_sigterm_handler_kept():
+                context = ray.init(**kwargs)
             break
         except Exception as exc:  # Ray raises plain `Exception` too, e.g. when its node misses its start-up limit
             ray.shutdown()

@@ -62,3 +62,15 @@ def test_the_token_file_is_where_dashboard_token_reads_it() -> None:
     from osrs_rllib.jobs import RAY_TOKEN_FILE
 
     assert _get_default_token_path() == RAY_TOKEN_FILE
+
+
+def test_ray_init_installs_its_sigterm_handlers_through_set_sigterm_handler() -> None:
+    """`osrs_rllib.ray_cluster._our_sigterm_handler_kept` replaces ``ray._private.utils.set_sigterm_handler``
+    while `ray.init` runs, so that a stop during start-up reaches the trainer's handler."""
+    import ray._private.node as node
+    import ray._private.utils as ray_utils
+    import ray._private.worker as worker
+
+    assert callable(ray_utils.set_sigterm_handler)
+    assert "ray._private.utils.set_sigterm_handler(sigterm_handler)" in inspect.getsource(worker.init)
+    assert "ray._private.utils.set_sigterm_handler(sigterm_handler)" in inspect.getsource(node.Node)

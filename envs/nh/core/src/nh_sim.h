@@ -1,12 +1,12 @@
 /*
  * nh_sim.h: the tick of spec §4.1 on an nh_fight, mirroring envs/nh/sim.py (FightSim.step and helpers).
  *
- * Ported: scheduled tasks (retaliation, sacrifice, bleed, poison, special regeneration, prayer drain),
+ * Here: scheduled tasks (retaliation, sacrifice, bleed, poison, special regeneration, prayer drain),
  * timers, PID re-rolls, movement and following, the hit queue (redemption, smite, after-hit effects,
  * poison, blood fury, vengeance, retaliation), attacks, run energy, stat restore, the end of the tick
  * (LMS prayer refill, episode statistics, outcome, truncation) and the shared mechanisms the actions
- * use (activate_prayer, drain_special).
- * the agents' actions (nh_actions.c) and the scripted baseline (nh_baseline.c): the whole tick.
+ * use (activate_prayer, drain_special). With the agents' actions (nh_actions.c) and the scripted
+ * baseline (nh_baseline.c) it is the whole tick.
  */
 #ifndef NH_SIM_H
 #define NH_SIM_H

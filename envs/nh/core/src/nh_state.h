@@ -6,10 +6,7 @@
  * that can be copied, reset and compared with memcpy / memcmp; player references (target, last
  * attacker, remembered target, a hit's attacker) are player indices (0 or 1, NH_NO_PLAYER for None),
  * enums and item ids are ints, Python's `set[Prayer]` is a bit mask, lists and deques are fixed-size
- * arrays with a count (the bounds below; the tick port must treat an overflow as a broken invariant).
- *
- * Ported so far (docs/compiled-core.md): everything `FightSim.reset` sets up; the tick that evolves
- * the rest is the next step.
+ * arrays with a count (the bounds below; the tick treats an overflow as a broken invariant).
  */
 #ifndef NH_STATE_H
 #define NH_STATE_H

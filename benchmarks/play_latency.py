@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import signal
 import subprocess
@@ -46,18 +45,12 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.serve_latency import machine  # noqa: E402
+
 SERVE_START_S = 600.0
 """How long `osrs-rllib serve` may take to answer (Ray starts from scratch; slow on a loaded machine)."""
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
 
 
 def ms(values_s: list[float]) -> dict[str, float | int | None]:

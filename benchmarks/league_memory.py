@@ -45,7 +45,7 @@ def run(snapshots: int, iterations_per_batch: int) -> dict[str, Any]:
 
     from league.callback import LeagueRunner
     from osrs_rllib.config import load_config
-    from osrs_rllib.rllib_config import build_ppo_config, fixed_policies, make_league, register_everything
+    from osrs_rllib.rllib_config import build_algorithm_config, fixed_policies, make_league, register_everything
 
     cfg = load_config(
         REPO / "configs" / "smoke.yml",
@@ -67,7 +67,7 @@ def run(snapshots: int, iterations_per_batch: int) -> dict[str, Any]:
         register_everything()
         store = Path(tempfile.mkdtemp(prefix="league-memory-"))
         runner = LeagueRunner(make_league(cfg), store, cfg.opponents.league_slots, fixed_policies(), seed=0)
-        algo = build_ppo_config(cfg, tuple(runner.league.learners)).build_algo()
+        algo = build_algorithm_config(cfg, tuple(runner.league.learners)).build_algo()
         rng = np.random.default_rng(0)
         base = algo.get_policy("main").get_weights()
         try:

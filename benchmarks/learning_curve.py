@@ -26,6 +26,11 @@ run's steps. ``--env-steps`` gives both the same sample budget (``--minutes`` st
 (``--set evaluation.interval=10``) or the first crossing is only known to the nearest evaluation; ``--fights 0``
 skips the final rating.
 
+With ``--algorithms ppo appo`` it trains the config once with each algorithm (experiments ``learning-curve-ppo``
+and ``learning-curve-appo``), same seed and budget, and prints both curves, each run's env steps per second and
+their ratio, and each final rating per build (issue 25's APPO bar: APPO is kept only if its hour reaches 90 % in
+every build).
+
 Results to expect: the closing notes of the training issue record this machine's curve; docs/training.md
 ("Warm starts") the warm-start figures. Nothing is asserted: this script prints figures.
 """
@@ -41,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from osrs_rllib.experiment import STATE_FILE  # noqa: E402
+
 NAME = "learning-curve"
 
 
@@ -169,40 +177,52 @@ def print_curve(curve: list[dict[str, Any]]) -> None:
         )
 
 
-def compare_init(args: argparse.Namespace) -> None:
-    """Issue 25's two curves: from scratch and from ``--init``, same config, seed and budget, one after the other."""
+def compare(args: argparse.Namespace, variants: dict[str, list[str]], bar_ratio: float | None) -> None:
+    """Train the same config, seed and budget once per variant (label → extra ``train`` arguments), one after the
+    other on the same machine, and print the curves side by side: env steps per second, the first evaluation at
+    ``--bar``, the final rating per build. `bar_ratio`: the largest ratio of the second variant's steps to the
+    first's that passes (issue 25's warm start: 0.5), None where no bar applies."""
     runs: dict[str, dict[str, Any]] = {}
-    init_args = ["--init", str(Path(args.init).resolve())] + ([] if args.init_critic else ["--no-init-critic"])
-    for label, extra in (("scratch", []), ("init", init_args)):
+    for label, extra in variants.items():
         name = f"{NAME}-{label}"
         wall, curve = train_run(args, name, extra)
         exp_dir = Path(args.experiments_dir) / name
         finals = final_rating(exp_dir, args.fights, args.seed, args.unseen) if args.fights else []
+        state_file = exp_dir / STATE_FILE
+        state = json.loads(state_file.read_text()) if state_file.exists() else {}
+        env_steps = state.get("env_steps") or (curve[-1]["env_steps"] if curve else 0)
+        train_seconds = state.get("train_seconds") or wall
         runs[label] = {"experiment": name, "wall_seconds": wall, "curve": curve, "final": finals,
+                       "env_steps": env_steps, "env_steps_per_s": env_steps / train_seconds if train_seconds else None,
                        "steps_to_bar": steps_to_bar(curve, args.bar)}  # fmt: skip
-    scratch, warm = runs["scratch"]["steps_to_bar"], runs["init"]["steps_to_bar"]
-    ratio = warm / scratch if scratch and warm is not None else None
-    report = {"config": args.config, "init": args.init, "bar": args.bar, "env_steps": args.env_steps,
-              "minutes": args.minutes, "runs": runs, "init_over_scratch": ratio,
-              "passed": ratio is not None and ratio <= 0.5}  # fmt: skip
+    first, second = list(runs)[:2]
+    a, b = runs[first]["steps_to_bar"], runs[second]["steps_to_bar"]
+    ratio = b / a if a and b is not None else None
+    speed = (runs[second]["env_steps_per_s"] or 0) / (runs[first]["env_steps_per_s"] or 1)
+    passed = None if bar_ratio is None else ratio is not None and ratio <= bar_ratio
+    report = {"config": args.config, "variants": variants, "bar": args.bar, "env_steps": args.env_steps,
+              "minutes": args.minutes, "runs": runs, f"{second}_over_{first}_steps_to_bar": ratio,
+              f"{second}_over_{first}_env_steps_per_s": speed, "passed": passed}  # fmt: skip
     if args.json:
         print(json.dumps(report, indent=1))
         return
     for label, run in runs.items():
-        print(f"\n{label}: {args.config}" + (f" from {args.init}" if label == "init" else "")
-              + f" ({run['wall_seconds'] / 60:.1f} min wall)")  # fmt: skip
+        print(f"\n{label}: {args.config} {' '.join(variants[label])} ({run['wall_seconds'] / 60:.1f} min wall, "
+              f"{run['env_steps']:,} env steps, {run['env_steps_per_s'] or 0:,.0f} env steps/s while training)")
         print_curve(run["curve"])
         for final in run["final"]:
             print(f"  final, {final['mode']}: mean of {len(final['builds'])} builds {final['win_rate']:.1%} "
-                  f"[{final['win_rate_low']:.1%}, {final['win_rate_high']:.1%}]")  # fmt: skip
+                  f"[{final['win_rate_low']:.1%}, {final['win_rate_high']:.1%}]; "
+                  + " ".join(f"{k} {r['win_rate']:.1%}" for k, r in final["by_build"].items()))  # fmt: skip
 
     def fmt(steps: int | None) -> str:
         return "not reached" if steps is None else f"{steps:,} env steps"
 
-    met = ratio is not None and ratio <= 0.5
-    verdict = "" if ratio is None else f"; init / scratch = {ratio:.2f} (bar ≤ 0.50: {'met' if met else 'not met'})"
+    verdict = "" if ratio is None else f"; {second} / {first} = {ratio:.2f}"
+    if passed is not None and ratio is not None:
+        verdict += f" (bar ≤ {bar_ratio:.2f}: {'met' if passed else 'not met'})"
     print(f"\nfirst evaluation at ≥ {args.bar:.0%} vs the baseline (mean of the trained builds): "
-          f"scratch {fmt(scratch)}, init {fmt(warm)}{verdict}")  # fmt: skip
+          f"{first} {fmt(a)}, {second} {fmt(b)}{verdict}; env steps/s {second} / {first} = {speed:.2f}")  # fmt: skip
 
 
 def main() -> None:
@@ -219,9 +239,14 @@ def main() -> None:
     parser.add_argument("--no-init-critic", dest="init_critic", action="store_false", help="--init's actor only")
     parser.add_argument("--env-steps", type=int, default=None, help="sample budget of each run (stop.env_steps)")
     parser.add_argument("--bar", type=float, default=0.95, help="win rate whose first crossing is compared")
+    parser.add_argument("--algorithms", nargs=2, metavar=("A", "B"), help="train with each algorithm and compare")
     args = parser.parse_args()
     if args.init is not None:
-        compare_init(args)
+        init_args = ["--init", str(Path(args.init).resolve())] + ([] if args.init_critic else ["--no-init-critic"])
+        compare(args, {"scratch": [], "init": init_args}, bar_ratio=0.5)
+        return
+    if args.algorithms:
+        compare(args, {a: ["--set", f"algorithm={a}"] for a in args.algorithms}, bar_ratio=None)
         return
 
     exp_dir = Path(args.experiments_dir) / NAME

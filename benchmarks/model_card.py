@@ -6,6 +6,7 @@ How to run this script::
     .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel --fights 50          # quicker, wider intervals
     .venv/bin/python benchmarks/model_card.py MODEL --exploit experiments/exploit-nh-main # + exploitability
     .venv/bin/python benchmarks/model_card.py MODEL --json                                # one JSON object
+    .venv/bin/python benchmarks/model_card.py MODEL --jobs 2 --cache card.json            # 2 processes, resumable
 
 What is measured, and under which rules (`docs/models.md` holds the cards this script printed):
 
@@ -84,33 +85,76 @@ def identity(path: Path, model: ModelFile) -> dict[str, Any]:
     }
 
 
-def win_rates(model: ModelFile, fights: int, seed: int, engine: str) -> list[dict[str, Any]]:
-    """One evaluation row per opponent (`EvalResult.to_dict()`), the model greedy in seat 0."""
+def _opponent_row(path: Path, opponent: str, fights: int, seed: int, engine: str) -> dict[str, Any]:
+    """One opponent's evaluation row (`EvalResult.to_dict()`), the model greedy in seat 0.
+
+    Takes the file's path, not the loaded model, so that a worker process of ``--jobs`` loads its own copy (the
+    fights of one opponent are one batch; opponents are independent)."""
+    import torch
+
+    torch.set_num_threads(1)
+    model = load_model_file(path)
 
     def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
         return np.asarray(model.act(obs, masks.astype(np.float32), deterministic=deterministic))
 
-    rows = []
-    for opponent in OPPONENTS:
-        t0 = time.perf_counter()
-        (result,) = evaluate(
-            act,
-            [opponent],
-            fights,
-            params=training_params(model),
-            deterministic=True,
-            seed=seed,
-            frame_stack=model.frame_stack,
-            unseen_builds=UNSEEN_BUILDS,
-            engine=engine,
-            parallel=64,
+    t0 = time.perf_counter()
+    (result,) = evaluate(
+        act,
+        [opponent],
+        fights,
+        params=training_params(model),
+        deterministic=True,
+        seed=seed,
+        frame_stack=model.frame_stack,
+        unseen_builds=UNSEEN_BUILDS,
+        engine=engine,
+        parallel=64,
+    )
+    row = result.to_dict()
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _cache_key(sha256: str, fights: int, seed: int, engine: str, opponent: str) -> str:
+    return f"{sha256}/{fights}/{seed}/{engine}/{opponent}"
+
+
+def win_rates(
+    path: Path, fights: int, seed: int, engine: str, *, jobs: int = 1, cache: Path | None = None
+) -> list[dict[str, Any]]:
+    """One evaluation row per opponent, in `OPPONENTS` order.
+
+    `jobs` processes play opponents side by side (a card is about an hour of one core). `cache` keeps each finished
+    row in a JSON file, keyed by the file's checksum, fights, seed and engine, so an interrupted card resumes
+    where it stopped instead of replaying every opponent."""
+    sha = file_sha256(path)
+    done: dict[str, dict[str, Any]] = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+
+    def keep(opponent: str, row: dict[str, Any]) -> None:
+        done[_cache_key(sha, fights, seed, engine, opponent)] = row
+        print(
+            f"  {opponent:>16}: {row['win_rate']:.1%} ({row['fights']} fights, {row['seconds']:.0f} s)",
+            file=sys.stderr,
         )
-        row = result.to_dict()
-        row["seconds"] = time.perf_counter() - t0
-        progress = f"  {opponent:>16}: {row['win_rate']:.1%} ({row['fights']} fights, {row['seconds']:.0f} s)"
-        print(progress, file=sys.stderr)
-        rows.append(row)
-    return rows
+        if cache is not None:
+            tmp = cache.with_suffix(cache.suffix + ".tmp")
+            tmp.write_text(json.dumps(done, indent=1))
+            tmp.replace(cache)
+
+    todo = [o for o in OPPONENTS if _cache_key(sha, fights, seed, engine, o) not in done]
+    if jobs <= 1:
+        for opponent in todo:
+            keep(opponent, _opponent_row(path, opponent, fights, seed, engine))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_opponent_row, path, o, fights, seed, engine): o for o in todo}
+            for future in as_completed(futures):
+                keep(futures[future], future.result())
+    return [done[_cache_key(sha, fights, seed, engine, o)] for o in OPPONENTS]
 
 
 def exploitability(exploit_dir: Path, tensor_sha256: str | None) -> dict[str, Any]:
@@ -196,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
     parser.add_argument("--exploit", type=Path, help="an `osrs-rllib exploit` experiment of this file")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
+    parser.add_argument("--jobs", type=int, default=1, help="processes playing opponents side by side")
+    parser.add_argument("--cache", type=Path, help="JSON file of finished rows: an interrupted card resumes from it")
     args = parser.parse_args(argv)
     model = load_model_file(args.model)
     t0 = time.perf_counter()
@@ -203,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         "identity": identity(args.model, model),
         "fights": args.fights,
         "seed": args.seed,
-        "win_rates": win_rates(model, args.fights, args.seed, args.engine),
+        "win_rates": win_rates(args.model, args.fights, args.seed, args.engine, jobs=args.jobs, cache=args.cache),
         "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
     }
     if args.exploit is not None:

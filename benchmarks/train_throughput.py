@@ -52,7 +52,7 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
     import ray
 
     from osrs_rllib.config import load_config
-    from osrs_rllib.rllib_config import build_ppo_config, register_everything
+    from osrs_rllib.rllib_config import build_algorithm_config, register_everything
     from osrs_rllib.train_report import env_steps_of
 
     cfg = load_config(config, overrides)
@@ -62,7 +62,7 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
              log_to_driver=False, configure_logging=False)
     try:
         register_everything()
-        algo = build_ppo_config(cfg).build_algo()
+        algo = build_algorithm_config(cfg).build_algo()
         rows = []
         try:
             for i in range(iterations + 1):

@@ -21,7 +21,8 @@ What it supports and how that differs from `EnvRunnerV2`:
 * trajectories are collected for trainable policies only (frozen snapshots and scripted policies act but
   their experience would be dropped by PPO anyway);
 * advantages are GAE(γ, λ) with the critic's bootstrap value at fragment ends and at truncation, computed
-  in one batched critic pass per policy instead of one forward pass per trajectory;
+  in one batched critic pass per policy instead of one forward pass per trajectory; for APPO's V-trace
+  (``vtrace`` in the policy's config) each row also gets ``VALUES_BOOTSTRAPPED``, its next observation's value;
 * `sampler_perf` reports milliseconds per env step (env, inference, the loop's own processing);
 * episode ids come from the loop's own generator, seeded by ``debugging.seed`` and the worker index.
 
@@ -403,8 +404,10 @@ class LockstepSampler:
             }
             if traj.dist_inputs:
                 columns[SB.ACTION_DIST_INPUTS] = np.stack(traj.dist_inputs)
-            batch = SampleBatch(columns)
             cfg = policy.config
+            if cfg.get("vtrace"):  # APPO's V-trace (osrs_rllib/appo.py): the value of each row's next observation
+                columns[SB.VALUES_BOOTSTRAPPED] = np.append(columns[SB.VF_PREDS][1:], np.float32(last_r))
+            batch = SampleBatch(columns)
             batch = compute_advantages(
                 batch,
                 last_r,

@@ -73,19 +73,16 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
 
 
 
-def build_ppo_config(
+def build_algorithm_config(
     cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,), seed: int | None = None
 ) -> Any:
-    """RLlib's `PPOConfig` (old API stack; not our ``ppo`` section, `osrs_rllib.config.PPOConfig`) for a training
-    config; `learners` are the trainable policies (main, plus the league's exploiters); `seed` replaces
-    ``cfg.seed`` for the env runners' streams and RLlib's seeding (a resumed run's, `stream_seed`)."""
-    from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig
-    from ray.rllib.policy.policy import PolicySpec
+    """RLlib's algorithm config (old API stack) for a training config: `PPOConfig` for ``algorithm: ppo``,
+    `APPOConfig` for ``appo``; `learners` are the trainable policies (main, plus the league's exploiters); `seed`
+    replaces ``cfg.seed`` for the env runners' streams and RLlib's seeding (a resumed run's, `stream_seed`)."""
 
     from osrs_rllib.callbacks import TrainingCallbacks
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
     from osrs_rllib.training_env import policy_mapping_fn
-    from policies.rllib_model import model_config
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
     mix = OpponentMix(
@@ -93,9 +90,7 @@ def build_ppo_config(
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
-    from osrs_rllib.grad_accumulation import policy_spec
-
-    policies: dict[str, Any] = {learner: policy_spec(cfg.ppo.grad_accumulation_steps) for learner in learners}
+    policies: dict[str, Any] = {learner: _learner_spec(cfg) for learner in learners}
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}
@@ -107,18 +102,15 @@ def build_ppo_config(
         from league.callback import slot_policy_id
 
         for i in range(cfg.opponents.league_slots):
-            policies[slot_policy_id(i)] = PolicySpec()  # frozen: not in policies_to_train
+            policies[slot_policy_id(i)] = _snapshot_spec(cfg)  # frozen: not in policies_to_train
         from league.players import target_id
         from policies.model_file_policy import model_file_policy_spec
 
         for path in cfg.opponents.targets:
             policies[target_id(path)] = model_file_policy_spec(path)  # frozen: the file itself, no weights
-    lr, lr_schedule = cfg.ppo.lr.to_rllib()
-    entropy, entropy_schedule = cfg.ppo.entropy_coeff.to_rllib()
-    ppo = cfg.ppo
     runners = cfg.runners
-    return (
-        RLlibPPOConfig()
+    config = (
+        _algorithm_config(cfg)
         .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
         .framework("torch")
         .environment(ENV_NAME, env_config={**env_config(cfg), "mix_seed": seed}, disable_env_checking=True)
@@ -126,29 +118,10 @@ def build_ppo_config(
             num_env_runners=runners.num_env_runners,
             num_envs_per_env_runner=runners.num_envs_per_env_runner,
             num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
-            rollout_fragment_length=ppo.rollout_fragment_length,
+            rollout_fragment_length=cfg.ppo.rollout_fragment_length,
             sample_timeout_s=runners.sample_timeout_s,
             batch_mode="truncate_episodes",
             env_runner_cls=LockstepRolloutWorker if runners.sampler == "lockstep" else None,
-        )
-        .training(
-            gamma=ppo.gamma,
-            lambda_=ppo.gae_lambda,
-            clip_param=ppo.clip_param,
-            vf_clip_param=ppo.vf_clip_param if ppo.vf_clip_param is not None else float("inf"),
-            vf_loss_coeff=ppo.vf_loss_coeff,
-            entropy_coeff=entropy,
-            entropy_coeff_schedule=entropy_schedule,
-            lr=lr,
-            lr_schedule=lr_schedule,
-            grad_clip=ppo.grad_clip,
-            kl_coeff=ppo.kl_coeff,
-            kl_target=ppo.kl_target,
-            use_kl_loss=ppo.kl_coeff > 0,
-            train_batch_size=ppo.train_batch_size,
-            minibatch_size=ppo.minibatch_size,
-            num_epochs=ppo.num_epochs,
-            model=model_config(cfg.model),
         )
         .multi_agent(
             policies=policies,
@@ -157,10 +130,102 @@ def build_ppo_config(
         )
         .callbacks(TrainingCallbacks)
         .resources(num_gpus=0)
+        .debugging(seed=seed, log_level="WARN")
+    )
+    return config
+
+
+def _learner_spec(cfg: TrainConfig) -> Any:
+    """The `PolicySpec` of a trainable policy: PPO's (with gradient accumulation when set) or APPO's."""
+    if cfg.algorithm == "appo":
+        from osrs_rllib.appo import appo_policy_spec
+
+        return appo_policy_spec()
+    from osrs_rllib.grad_accumulation import policy_spec
+
+    return policy_spec(cfg.ppo.grad_accumulation_steps)
+
+
+def _snapshot_spec(cfg: TrainConfig) -> Any:
+    """The `PolicySpec` of a league slot, which plays snapshots of the learners: the algorithm's own policy class
+    (RLlib's default for APPO would read the network's inputs as independent logits: `osrs_rllib/appo.py`)."""
+    from ray.rllib.policy.policy import PolicySpec
+
+    if cfg.algorithm == "appo":
+        from osrs_rllib.appo import appo_policy_spec
+
+        return appo_policy_spec()
+    return PolicySpec()
+
+
+def _ppo_training(cfg: TrainConfig) -> dict[str, Any]:
+    """The ``ppo:`` settings both algorithms read, as RLlib's ``training()`` keywords."""
+    from policies.rllib_model import model_config
+
+    ppo = cfg.ppo
+    lr, lr_schedule = ppo.lr.to_rllib()
+    entropy, entropy_schedule = ppo.entropy_coeff.to_rllib()
+    return {
+        "gamma": ppo.gamma,
+        "lambda_": ppo.gae_lambda,
+        "clip_param": ppo.clip_param,
+        "vf_loss_coeff": ppo.vf_loss_coeff,
+        "entropy_coeff": entropy,
+        "entropy_coeff_schedule": entropy_schedule,
+        "lr": lr,
+        "lr_schedule": lr_schedule,
+        "grad_clip": ppo.grad_clip,
+        "kl_coeff": ppo.kl_coeff,
+        "kl_target": ppo.kl_target,
+        "use_kl_loss": ppo.kl_coeff > 0,
+        "num_epochs": ppo.num_epochs,
+        "model": model_config(cfg.model),
+    }
+
+
+def _algorithm_config(cfg: TrainConfig) -> Any:
+    """RLlib's config object of ``cfg.algorithm`` with its training settings.
+
+    PPO: one iteration samples ``train_batch_size`` steps, then ``num_epochs`` passes of ``minibatch_size``
+    minibatches. APPO keeps the same number of optimiser steps per sampled step: its learner thread takes batches
+    of ``minibatch_size`` steps as they arrive, ``num_epochs`` full-batch steps each, and an iteration (evaluation,
+    checkpoint and league cadence) still spans at least ``train_batch_size`` sampled steps.
+    """
+    ppo = cfg.ppo
+    if cfg.algorithm == "appo":
+        from ray.rllib.algorithms.appo import APPOConfig as RLlibAPPOConfig
+
+        appo = cfg.appo
+        return (
+            RLlibAPPOConfig()
+            .training(
+                **_ppo_training(cfg),
+                vtrace=True,  # along stored trajectories, with exact log-probabilities: osrs_rllib/appo.py
+                train_batch_size=ppo.minibatch_size,
+                minibatch_size=None,
+                broadcast_interval=appo.broadcast_interval,
+                learner_queue_size=appo.learner_queue_size,
+            )
+            .env_runners(max_requests_in_flight_per_env_runner=appo.max_requests_in_flight_per_env_runner)
+            .reporting(
+                min_sample_timesteps_per_iteration=ppo.train_batch_size,
+                min_time_s_per_iteration=0,
+                keep_per_episode_custom_metrics=False,
+            )
+        )
+    from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig
+
+    return (
+        RLlibPPOConfig()
+        .training(
+            **_ppo_training(cfg),
+            vf_clip_param=ppo.vf_clip_param if ppo.vf_clip_param is not None else float("inf"),
+            train_batch_size=ppo.train_batch_size,
+            minibatch_size=ppo.minibatch_size,
+        )
         .reporting(
             min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0, keep_per_episode_custom_metrics=False
         )
-        .debugging(seed=seed, log_level="WARN")
     )
 
 

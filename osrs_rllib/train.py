@@ -3,8 +3,8 @@
 The loop, in the order it runs (CleanRL's "paper order", with the plumbing named):
 
 1. **Ray**: start an embedded Ray with its dashboard on 127.0.0.1, or join ``--address``.
-2. **Algorithm**: `build_ppo_config` turns the typed config into one fluent `PPOConfig` (every
-   hyperparameter explicit), with `TrainingEnv` (opponent drawn from the mix at reset), the policy of
+2. **Algorithm**: `build_algorithm_config` turns the typed config into one fluent RLlib `PPOConfig` or `APPOConfig`
+   (every hyperparameter explicit), with `TrainingEnv` (opponent drawn from the mix at reset), the policy of
    `policies/`, the scripted ladder policies and `policy_mapping_fn`.
 3. **Resume** (``--resume``): restore the newest complete checkpoint: weights, optimiser, normalisation
    statistics, RLlib's counters (schedules follow them) and our own counters (iteration, time, best).
@@ -43,7 +43,7 @@ from osrs_rllib.opponent_mix import LEARNER_POLICY
 from osrs_rllib.ray_cluster import TrainingError, check_cluster_reachable, check_port_free, start_ray
 from osrs_rllib.rllib_config import (
     ENV_NAME,
-    build_ppo_config,
+    build_algorithm_config,
     env_config,
     fixed_policies,
     league_rungs,
@@ -67,7 +67,7 @@ __all__ = [
     "StopRequest",
     "Trainer",
     "TrainingError",
-    "build_ppo_config",
+    "build_algorithm_config",
     "check_cluster_reachable",
     "check_port_free",
     "driver_rng_state",
@@ -193,7 +193,7 @@ class Trainer:
             self.league_runner = self._league_runner()
             learners = tuple(self.league_runner.league.learners)
         resumed_at = self.resume_from.iteration if self.resume_from is not None else 0
-        self.algo = build_ppo_config(self.cfg, learners, seed=stream_seed(self.cfg.seed, resumed_at)).build_algo()
+        self.algo = build_algorithm_config(self.cfg, learners, seed=stream_seed(self.cfg.seed, resumed_at)).build_algo()
 
     def _league_runner(self) -> Any:
         """The league of this run: restored from the checkpoint being resumed, or new."""

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = REPO / "benchmarks"
@@ -137,6 +138,26 @@ def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> N
     for run in report["runs"].values():
         assert run["curve"] and run["curve"][0]["env_steps"] == 256  # one iteration each: the same budget
         assert run["steps_to_bar"] == 256  # a bar of 0 is reached at the first evaluation
-    assert report["init_over_scratch"] == 1.0
+    assert report["init_over_scratch_steps_to_bar"] == 1.0 and report["passed"] is False
     record = json.loads((tmp_path / "learning-curve-init" / "init.json").read_text())
     assert record["model"] == str(model.resolve()) and not (tmp_path / "learning-curve-scratch" / "init.json").exists()
+
+
+def test_learning_curve_compares_ppo_and_appo(tmp_path: Path) -> None:
+    """Issue 25's APPO bar: ``--algorithms ppo appo`` trains the config with each, same budget, and reports each
+    run's env steps per second and their ratio; each run really used its algorithm (its saved config says so)."""
+    args = ["--config", "configs/smoke.yml", "--algorithms", "ppo", "appo", "--env-steps", "512", "--minutes", "5",
+            "--fights", "0", "--bar", "0.0", "--experiments-dir", str(tmp_path), "--set", "ppo.train_batch_size=256",
+            "--set", "ppo.minibatch_size=128", "--set", "evaluation.interval=1", "--set", "evaluation.fights=1",
+            "--json"]  # fmt: skip
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "learning_curve.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=1200, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert list(report["runs"]) == ["ppo", "appo"]
+    for algorithm, run in report["runs"].items():
+        assert run["env_steps"] >= 512 and run["env_steps_per_s"] > 0
+        assert run["curve"] and run["curve"][0]["env_steps"] >= 256
+        saved = yaml.safe_load((tmp_path / f"learning-curve-{algorithm}" / "config.yml").read_text())
+        assert saved["algorithm"] == algorithm
+    assert report["appo_over_ppo_env_steps_per_s"] > 0 and report["passed"] is None

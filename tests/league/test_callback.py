@@ -13,7 +13,7 @@ import pytest
 
 from league.callback import LeagueRunner, slot_policy_id, weights_checksum
 from osrs_rllib.config import load_config
-from osrs_rllib.train import build_ppo_config, fixed_policies, make_league, register_everything
+from osrs_rllib.train import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 MIX = {"baseline": 0.3, "self_play": 0.2, "prioritized": 0.25, "pfsp": 0.15, "tribrid": 0.1}
@@ -38,7 +38,7 @@ def trained(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> Any:
     )
     register_everything()
     runner = LeagueRunner(make_league(cfg), tmp_path_factory.mktemp("league"), 3, fixed_policies(), seed=1)
-    algo = build_ppo_config(cfg, tuple(runner.league.learners)).build_algo()
+    algo = build_algorithm_config(cfg, tuple(runner.league.learners)).build_algo()
     # Two snapshots before the first episode, so every kind of the mix has someone to offer.
     for iteration in (1, 2):
         snap = runner.league.add_snapshot("main", iteration=iteration, training_steps=0)

@@ -18,7 +18,7 @@ from envs.nh.contract import masked_random_actions
 from osrs_rllib.config import load_config
 from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy, micro_batch_bounds, policy_spec
 from osrs_rllib.opponents import TrainingEnv
-from osrs_rllib.train import build_ppo_config, env_config
+from osrs_rllib.train import build_algorithm_config, env_config
 from policies.rllib_model import register
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"
@@ -34,7 +34,7 @@ def setting() -> dict[str, Any]:
     cfg = load_config(SMOKE, ["ppo.vf_clip_param=null", "ppo.kl_coeff=0.2"])  # every loss term in play
     env = TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": {"baseline": 1.0}})
     prep = get_preprocessor(env.observation_space)(env.observation_space)
-    config = build_ppo_config(cfg).to_dict()
+    config = build_algorithm_config(cfg).to_dict()
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=1)
     rows = []

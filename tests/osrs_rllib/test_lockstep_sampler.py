@@ -18,7 +18,7 @@ from ray.rllib.policy.sample_batch import SampleBatch
 from envs.nh.core_engine import core_available
 from osrs_rllib.config import load_config
 from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, LockstepSampler, _Flattener, unsupported_settings
-from osrs_rllib.train import build_ppo_config, register_everything
+from osrs_rllib.train import build_algorithm_config, register_everything
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
@@ -31,7 +31,7 @@ LAMBDA = 0.95
 def build(*overrides: str) -> Any:
     register_everything()
     cfg = load_config(REPO / "configs" / "smoke.yml", list(overrides))
-    return build_ppo_config(cfg).build_algo()
+    return build_algorithm_config(cfg).build_algo()
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +229,7 @@ def test_same_experience_as_rllibs_own_sampler(engine: str) -> None:
 def test_unsupported_rllib_settings_are_refused_when_the_worker_is_built() -> None:
     """Settings the loop does not implement fail at build time, each named, instead of being ignored."""
     register_everything()
-    base = build_ppo_config(load_config(REPO / "configs" / "smoke.yml", []))
+    base = build_algorithm_config(load_config(REPO / "configs" / "smoke.yml", []))
     assert unsupported_settings(base) == []
     bad = (
         base.copy(copy_frozen=False)

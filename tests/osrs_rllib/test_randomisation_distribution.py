@@ -2,7 +2,7 @@
 
 Issue 10: with `randomize_build` on, every fight of the main job was LMS_PURE, and nothing noticed because
 every figure went through the same blind spot. This test builds each preset's environments the way
-training does (the config layer, `build_ppo_config`, real RLlib env runners seeding their envs, the league
+training does (the config layer, `build_algorithm_config`, real RLlib env runners seeding their envs, the league
 plan pushed by `LeagueRunner`), resets ≥ 1,000 episodes spread over several runners' envs, and compares the
 empirical distributions of build, fight type, gear variants, spawn tiles and opponent kind with the
 configuration using chi-square tests (fixed seeds, so the outcome is deterministic).
@@ -25,7 +25,7 @@ from envs.nh.core_engine import CoreEngine
 from envs.nh.state import Spellbook
 from league.callback import LeagueRunner
 from osrs_rllib.config import load_config
-from osrs_rllib.train import build_ppo_config, fixed_policies, make_league, register_everything
+from osrs_rllib.train import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 ALPHA = 1e-3
@@ -92,7 +92,7 @@ def _draw_episodes(preset: str, tmp_path: Path) -> tuple[Any, list[dict[str, Any
             seed=cfg.seed,
         )
         learners = tuple(runner.league.learners)
-    algo = build_ppo_config(cfg, learners).build_algo()
+    algo = build_algorithm_config(cfg, learners).build_algo()
     try:
         if runner is not None:
             for iteration in (1, 2):  # past selves to offer, as after the first snapshots of a run

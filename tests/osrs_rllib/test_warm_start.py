@@ -148,7 +148,7 @@ def test_apply_init_loads_a_ppo_policy_exactly_with_or_without_the_critic(tmp_pa
     from ray.rllib.models.preprocessors import get_preprocessor
 
     from osrs_rllib.opponents import TrainingEnv
-    from osrs_rllib.train import build_ppo_config, env_config
+    from osrs_rllib.train import build_algorithm_config, env_config
     from osrs_rllib.warm_start import apply_init
     from policies.rllib_model import register
 
@@ -160,7 +160,7 @@ def test_apply_init_loads_a_ppo_policy_exactly_with_or_without_the_critic(tmp_pa
     space = get_preprocessor(env.observation_space)(env.observation_space).observation_space
     for critic in (True, False):
         torch.manual_seed(0)
-        policy = PPOTorchPolicy(space, env.action_space, build_ppo_config(cfg).to_dict())
+        policy = PPOTorchPolicy(space, env.action_space, build_algorithm_config(cfg).to_dict())
         fresh = {k: v.detach().clone() for k, v in policy.model.net.state_dict().items()}
         algo = SimpleNamespace(get_policy=lambda pid, p=policy: p, config=SimpleNamespace(policies_to_train=["main"]),
                                env_runner_group=None)  # fmt: skip

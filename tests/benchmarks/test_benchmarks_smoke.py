@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -119,6 +120,17 @@ def test_league_memory_small() -> None:
     assert report["after_5_mb"] > 0 and report["rows"][-1]["snapshots"] == 6
 
 
+def tiny_learning_curve(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """`benchmarks/learning_curve.py` on the smoke config with batches of 256 env steps, evaluated every iteration."""
+    common = ["--config", "configs/smoke.yml", "--minutes", "5", "--fights", "0", "--bar", "0.0", "--experiments-dir",
+              str(tmp_path), "--set", "ppo.train_batch_size=256", "--set", "ppo.minibatch_size=128", "--set",
+              "evaluation.interval=1", "--set", "evaluation.fights=1", "--json"]  # fmt: skip
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "learning_curve.py"), *common, *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=1200, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
 def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> None:
     """Issue 25: ``--init`` trains twice (scratch, then the model file) with the same config and budget, and
     reports both curves and the env steps each needed to reach the bar."""
@@ -126,14 +138,7 @@ def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> N
     from tests.osrs_rllib.test_warm_start import write_model
 
     model = write_model(load_config(REPO / "configs" / "smoke.yml"), tmp_path / "start.nhmodel")
-    args = ["--config", "configs/smoke.yml", "--init", str(model), "--env-steps", "256", "--minutes", "5",
-            "--fights", "0", "--bar", "0.0", "--experiments-dir", str(tmp_path), "--set", "ppo.train_batch_size=256",
-            "--set", "ppo.minibatch_size=128", "--set", "evaluation.interval=1", "--set", "evaluation.fights=1",
-            "--json"]  # fmt: skip
-    proc = subprocess.run([sys.executable, str(BENCHMARKS / "learning_curve.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=1200, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout)
+    report = tiny_learning_curve(tmp_path, "--init", str(model), "--env-steps", "256")
     assert set(report["runs"]) == {"scratch", "init"}
     for run in report["runs"].values():
         assert run["curve"] and run["curve"][0]["env_steps"] == 256  # one iteration each: the same budget
@@ -146,14 +151,7 @@ def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> N
 def test_learning_curve_compares_ppo_and_appo(tmp_path: Path) -> None:
     """Issue 25's APPO bar: ``--algorithms ppo appo`` trains the config with each, same budget, and reports each
     run's env steps per second and their ratio; each run really used its algorithm (its saved config says so)."""
-    args = ["--config", "configs/smoke.yml", "--algorithms", "ppo", "appo", "--env-steps", "512", "--minutes", "5",
-            "--fights", "0", "--bar", "0.0", "--experiments-dir", str(tmp_path), "--set", "ppo.train_batch_size=256",
-            "--set", "ppo.minibatch_size=128", "--set", "evaluation.interval=1", "--set", "evaluation.fights=1",
-            "--json"]  # fmt: skip
-    proc = subprocess.run([sys.executable, str(BENCHMARKS / "learning_curve.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=1200, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout)
+    report = tiny_learning_curve(tmp_path, "--algorithms", "ppo", "appo", "--env-steps", "512")
     assert list(report["runs"]) == ["ppo", "appo"]
     for algorithm, run in report["runs"].items():
         assert run["env_steps"] >= 512 and run["env_steps_per_s"] > 0

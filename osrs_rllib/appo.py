@@ -94,7 +94,24 @@ def vtrace(
 
 
 class NHAPPOTorchPolicy(APPOTorchPolicy):
-    """RLlib's APPO policy with exact log-probabilities and V-trace along stored trajectories (module docstring)."""
+    """RLlib's APPO policy with exact log-probabilities and V-trace along stored trajectories (module docstring).
+
+    Its schedules (learning rate, entropy coefficient) run on PPO's clock, the agent steps *sampled*
+    (`set_schedule_clock`, called by the driver after every iteration), not on IMPALA's: IMPALA passes the steps
+    *trained*, each batch counted once per epoch and only the learner's own rows, which would run ``ppo.lr``'s
+    ``[[env_step, value], ...]`` several times faster under APPO than under PPO.
+    """
+
+    schedule_clock: int = 0
+    """PPO's schedule timestep: the algorithm's sampled agent steps as of the last iteration."""
+
+    def set_schedule_clock(self, timestep: int) -> None:
+        self.schedule_clock = int(timestep)
+        self.on_global_var_update({"timestep": self.schedule_clock})
+
+    @override(APPOTorchPolicy)
+    def on_global_var_update(self, global_vars: dict[str, Any]) -> None:
+        super().on_global_var_update({**global_vars, "timestep": self.schedule_clock})
 
     @override(APPOTorchPolicy)
     def loss(self, model: ModelV2, dist_class: Any, train_batch: SampleBatch) -> torch.Tensor:
@@ -160,3 +177,15 @@ class NHAPPOTorchPolicy(APPOTorchPolicy):
 def appo_policy_spec() -> PolicySpec:
     """The `PolicySpec` of a trainable policy under APPO."""
     return PolicySpec(policy_class=NHAPPOTorchPolicy)
+
+
+def set_schedule_clocks(algorithm: Any) -> None:
+    """Put the driver's APPO policies on PPO's schedule clock (`NHAPPOTorchPolicy`); a no-op under PPO. The env
+    runners' copies need no clock: the learning rate and entropy coefficient act in the driver's loss only."""
+    from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
+
+    timestep = algorithm._counters[NUM_AGENT_STEPS_SAMPLED]
+    for pid in algorithm.env_runner.get_policies_to_train():
+        policy = algorithm.get_policy(pid)
+        if isinstance(policy, NHAPPOTorchPolicy):
+            policy.set_schedule_clock(timestep)

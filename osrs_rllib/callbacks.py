@@ -18,6 +18,13 @@ class TrainingCallbacks(NormalizerCallbacks):
     ``win_vs_<kind>_mean`` the win rate against one opponent kind (set only in that kind's episodes), and
     ``win_build_<BUILD>_mean`` / ``win_fight_type_<TYPE>_mean`` the same per build and fight type."""
 
+    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
+        super().on_train_result(algorithm=algorithm, result=result, **kwargs)
+        if algorithm.config.algo_class.__name__ == "APPO":
+            from osrs_rllib.appo import set_schedule_clocks
+
+            set_schedule_clocks(algorithm)
+
     def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
         info = episode.last_info_for(LEARNER_AGENT) or {}
         summary = info.get("episode_metrics")

@@ -14,6 +14,7 @@ import torch
 from ray.rllib.algorithms.impala import vtrace_torch
 from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
+from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED
 
 from envs.nh.contract import masked_random_actions
 from osrs_rllib.appo import NHAPPOTorchPolicy, trajectory_starts, vtrace
@@ -200,9 +201,30 @@ def test_lockstep_sampler_writes_the_next_observations_value() -> None:
             check_bootstraps(algo.env_runner.sample().policy_batches["main"], cfg.ppo.gamma, kinds)
             if "terminated" in kinds:
                 break
+        algo.train()  # and the driver's policy is on PPO's schedule clock after an iteration
+        policy = algo.get_policy("main")
+        sampled = algo._counters[NUM_AGENT_STEPS_SAMPLED]
+        assert sampled > 0 and policy.schedule_clock == sampled
+        assert policy.cur_lr == pytest.approx(np.interp(sampled, [0, 1536], [3e-4, 1e-4]))  # smoke.yml's ppo.lr
     finally:
         algo.stop()
     assert kinds == {"terminated", "cut or truncated"}, kinds
+
+
+def test_schedules_run_on_sampled_steps_not_on_impalas_trained_steps(appo_policy: dict[str, Any]) -> None:
+    """IMPALA hands the policy its *trained* steps (each batch once per epoch); the learning rate must follow the
+    clock the driver sets, PPO's sampled steps (smoke.yml: ppo.lr 3e-4 → 1e-4 over 1,536 steps)."""
+    policy: NHAPPOTorchPolicy = appo_policy["policy"]
+    try:
+        policy.set_schedule_clock(0)
+        policy.on_global_var_update({"timestep": 10**9})  # what IMPALA would pass: ignored
+        assert policy.cur_lr == pytest.approx(3e-4)
+        policy.set_schedule_clock(768)
+        assert policy.cur_lr == pytest.approx(2e-4)
+        policy.on_global_var_update({"timestep": 0})
+        assert policy.cur_lr == pytest.approx(2e-4)
+    finally:
+        policy.set_schedule_clock(0)
 
 
 def test_appo_trains_checkpoints_resumes_and_exports_through_the_cli(tmp_path: Path) -> None:

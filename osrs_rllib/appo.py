@@ -12,8 +12,9 @@ consecutive steps. Neither holds here:
   and the old policy's is computed by the target network's own heads.
 * Our batches are not made of equal rows of one agent: seats finish at different ticks and a self-play fight
   gives the learner two trajectories of one env. V-trace here runs along each trajectory as stored (contiguous
-  rows of one episode and agent, `trajectory_starts`), bootstrapped at its end from ``VALUES_BOOTSTRAPPED``
-  (the critic's value of the next observation, 0 at a terminal step), which both samplers write.
+  rows of one episode and agent, `trajectory_starts`), bootstrapped at its end from ``VALUES_BOOTSTRAPPED`` on
+  its last row (the critic's value of the observation it was cut at, 0 after a terminal step), which both
+  samplers write.
 
 The rest is RLlib's APPO loss, term for term: V-trace targets and advantages against the target network
 (IMPALA's ρ̄ and c̄, ``vtrace_clip_rho_threshold`` and ``vtrace_clip_pg_rho_threshold``, c̄ = 1), the clipped

@@ -177,6 +177,21 @@ def print_curve(curve: list[dict[str, Any]]) -> None:
         )
 
 
+def steps_ratio(
+    first: int | None, second: int | None, first_budget: int, bar_ratio: float | None
+) -> tuple[float | None, float | None, bool | None]:
+    """``(ratio, bound, passed)`` of two runs' env steps to the bar: `ratio` = second / first where both reached it;
+    where only the second did, the first needs more than the `first_budget` steps it trained, so the ratio is below
+    `bound` = second / first_budget, which decides the bar as well as the ratio would. `passed` (None without a
+    `bar_ratio`): the known ratio or bound is at most `bar_ratio`; False where that is not shown (the second run never
+    reached the bar, or only a bound above `bar_ratio` is known)."""
+    ratio = second / first if first and second is not None else None
+    bound = second / first_budget if first is None and second is not None and first_budget else None
+    known = ratio if ratio is not None else bound
+    passed = None if bar_ratio is None else known is not None and known <= bar_ratio
+    return ratio, bound, passed
+
+
 def compare(args: argparse.Namespace, variants: dict[str, list[str]], bar_ratio: float | None) -> None:
     """Train the same config, seed and budget once per variant (label → extra ``train`` arguments), one after the
     other on the same machine, and print the curves side by side: env steps per second, the first evaluation at
@@ -197,11 +212,11 @@ def compare(args: argparse.Namespace, variants: dict[str, list[str]], bar_ratio:
                        "steps_to_bar": steps_to_bar(curve, args.bar)}  # fmt: skip
     first, second = list(runs)[:2]
     a, b = runs[first]["steps_to_bar"], runs[second]["steps_to_bar"]
-    ratio = b / a if a and b is not None else None
+    ratio, bound, passed = steps_ratio(a, b, runs[first]["env_steps"], bar_ratio)
     speed = (runs[second]["env_steps_per_s"] or 0) / (runs[first]["env_steps_per_s"] or 1)
-    passed = None if bar_ratio is None else ratio is not None and ratio <= bar_ratio
     report = {"config": args.config, "variants": variants, "bar": args.bar, "env_steps": args.env_steps,
               "minutes": args.minutes, "runs": runs, f"{second}_over_{first}_steps_to_bar": ratio,
+              f"{second}_over_{first}_steps_to_bar_below": bound,
               f"{second}_over_{first}_env_steps_per_s": speed, "passed": passed}  # fmt: skip
     if args.json:
         print(json.dumps(report, indent=1))
@@ -219,7 +234,9 @@ def compare(args: argparse.Namespace, variants: dict[str, list[str]], bar_ratio:
         return "not reached" if steps is None else f"{steps:,} env steps"
 
     verdict = "" if ratio is None else f"; {second} / {first} = {ratio:.2f}"
-    if passed is not None and ratio is not None:
+    if bound is not None:
+        verdict = f"; {second} / {first} < {bound:.3f} ({first} not at the bar after {runs[first]['env_steps']:,})"
+    if passed is not None and (ratio is not None or bound is not None):
         verdict += f" (bar ≤ {bar_ratio:.2f}: {'met' if passed else 'not met'})"
     print(f"\nfirst evaluation at ≥ {args.bar:.0%} vs the baseline (mean of the trained builds): "
           f"{first} {fmt(a)}, {second} {fmt(b)}{verdict}; env steps/s {second} / {first} = {speed:.2f}")  # fmt: skip

@@ -159,3 +159,18 @@ def test_learning_curve_compares_ppo_and_appo(tmp_path: Path) -> None:
         saved = yaml.safe_load((tmp_path / f"learning-curve-{algorithm}" / "config.yml").read_text())
         assert saved["algorithm"] == algorithm
     assert report["appo_over_ppo_env_steps_per_s"] > 0 and report["passed"] is None
+
+
+def test_steps_ratio_bounds_a_run_that_never_reached_the_bar() -> None:
+    """The warm-start bar where scratch never reaches 95 % within the budget: the ratio is only bounded, and the
+    bound decides (issue 25: from the clone at 81,920 steps, scratch not within 1,966,080)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from learning_curve import steps_ratio
+
+    assert steps_ratio(1_600_000, 400_000, 2_000_000, 0.5) == (0.25, None, True)
+    assert steps_ratio(1_000_000, 600_000, 2_000_000, 0.5) == (0.6, None, False)
+    ratio, bound, passed = steps_ratio(None, 81_920, 1_966_080, 0.5)
+    assert ratio is None and bound == pytest.approx(81_920 / 1_966_080) and passed is True
+    assert steps_ratio(None, 1_500_000, 2_000_000, 0.5) == (None, 0.75, False)  # a bound above the bar shows nothing
+    assert steps_ratio(None, None, 2_000_000, 0.5) == (None, None, False)
+    assert steps_ratio(500, None, 2_000_000, None) == (None, None, None)

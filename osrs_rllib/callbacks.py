@@ -20,10 +20,9 @@ class TrainingCallbacks(NormalizerCallbacks):
 
     def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
         super().on_train_result(algorithm=algorithm, result=result, **kwargs)
-        if algorithm.config.algo_class.__name__ == "APPO":
-            from osrs_rllib.appo import set_schedule_clocks
+        from osrs_rllib.appo import set_schedule_clocks
 
-            set_schedule_clocks(algorithm)
+        set_schedule_clocks(algorithm)  # a no-op under PPO
 
     def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
         info = episode.last_info_for(LEARNER_AGENT) or {}

@@ -109,7 +109,7 @@ def build_algorithm_config(
         for path in cfg.opponents.targets:
             policies[target_id(path)] = model_file_policy_spec(path)  # frozen: the file itself, no weights
     runners = cfg.runners
-    config = (
+    return (
         _algorithm_config(cfg)
         .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
         .framework("torch")
@@ -132,7 +132,6 @@ def build_algorithm_config(
         .resources(num_gpus=0)
         .debugging(seed=seed, log_level="WARN")
     )
-    return config
 
 
 def _learner_spec(cfg: TrainConfig) -> Any:

@@ -295,10 +295,9 @@ class Trainer:
         if isinstance(rng, dict):
             set_driver_rng_state(rng)
         self._set_env_progress()  # the reward schedules' position, before the first resumed rollout
-        if self.cfg.algorithm == "appo":  # lr and entropy schedules on PPO's clock from the first resumed update
-            from osrs_rllib.appo import set_schedule_clocks
+        from osrs_rllib.appo import set_schedule_clocks
 
-            set_schedule_clocks(self.algo)
+        set_schedule_clocks(self.algo)  # APPO's schedules on PPO's clock from the first resumed update (PPO: no-op)
         self._sync_models(latest)
         league = ""
         if self.league_runner is not None:

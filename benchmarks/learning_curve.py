@@ -26,11 +26,6 @@ run's steps. ``--env-steps`` gives both the same sample budget (``--minutes`` st
 (``--set evaluation.interval=10``) or the first crossing is only known to the nearest evaluation; ``--fights 0``
 skips the final rating.
 
-With ``--algorithms ppo appo`` it trains the config once with each algorithm (experiments ``learning-curve-ppo``
-and ``learning-curve-appo``), same seed and budget, and prints both curves, each run's env steps per second and
-their ratio, and each final rating per build (issue 25's APPO bar: APPO is kept only if its hour reaches 90 % in
-every build).
-
 Results to expect: the closing notes of the training issue record this machine's curve; docs/training.md
 ("Warm starts") the warm-start figures. Nothing is asserted: this script prints figures.
 """
@@ -256,14 +251,10 @@ def main() -> None:
     parser.add_argument("--no-init-critic", dest="init_critic", action="store_false", help="--init's actor only")
     parser.add_argument("--env-steps", type=int, default=None, help="sample budget of each run (stop.env_steps)")
     parser.add_argument("--bar", type=float, default=0.95, help="win rate whose first crossing is compared")
-    parser.add_argument("--algorithms", nargs=2, metavar=("A", "B"), help="train with each algorithm and compare")
     args = parser.parse_args()
     if args.init is not None:
         init_args = ["--init", str(Path(args.init).resolve())] + ([] if args.init_critic else ["--no-init-critic"])
         compare(args, {"scratch": [], "init": init_args}, bar_ratio=0.5)
-        return
-    if args.algorithms:
-        compare(args, {a: ["--set", f"algorithm={a}"] for a in args.algorithms}, bar_ratio=None)
         return
 
     exp_dir = Path(args.experiments_dir) / NAME

@@ -18,12 +18,6 @@ class TrainingCallbacks(NormalizerCallbacks):
     ``win_vs_<kind>_mean`` the win rate against one opponent kind (set only in that kind's episodes), and
     ``win_build_<BUILD>_mean`` / ``win_fight_type_<TYPE>_mean`` the same per build and fight type."""
 
-    def on_train_result(self, *, algorithm: Any, result: dict[str, Any], **kwargs: Any) -> None:
-        super().on_train_result(algorithm=algorithm, result=result, **kwargs)
-        from osrs_rllib.appo import set_schedule_clocks
-
-        set_schedule_clocks(algorithm)  # a no-op under PPO
-
     def on_episode_end(self, *, episode: Any, **kwargs: Any) -> None:
         info = episode.last_info_for(LEARNER_AGENT) or {}
         summary = info.get("episode_metrics")

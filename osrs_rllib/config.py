@@ -60,7 +60,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
 from osrs_rllib.config_errors import ConfigError, _config_error, _Invalid, _one_of
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
-from osrs_rllib.config_options import APPOConfig, InitConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_types import (
     LOG_LEVELS,
     NonNegativeInt,
@@ -413,13 +413,8 @@ class TrainConfig(_Section):
     league: LeagueConfig = LeagueConfig()
     """The league (`league.config.LeagueConfig` without its mix): snapshots, qualities, PFSP, exploiters,
     ratings. It runs when opponents.mix has a league kind or there are exploiters."""
-    algorithm: Literal["ppo", "appo"] = "ppo"
-    """``ppo``: RLlib's PPO, sampling and learning in turn; ``appo``: RLlib's asynchronous PPO, learning while the
-    runners sample (`osrs_rllib/appo.py`, with the ``ppo:`` hyperparameters and the ``appo:`` section)."""
     ppo: PPOConfig = PPOConfig()
-    """PPO hyperparameters (APPO's too)."""
-    appo: APPOConfig = APPOConfig()
-    """What APPO adds; read only with ``algorithm: appo``."""
+    """PPO hyperparameters."""
     runners: RunnersConfig = RunnersConfig()
     """Sampling processes and envs."""
     evaluation: EvaluationConfig = EvaluationConfig()
@@ -443,14 +438,6 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _check_across_sections(self) -> TrainConfig:
-        if self.algorithm == "appo" and self.ppo.grad_accumulation_steps > 1:
-            raise _Invalid(
-                "gradient accumulation is PPO's (osrs_rllib/grad_accumulation.py); APPO's learner thread steps on "
-                "whole batches of ppo.minibatch_size",
-                "grad_accumulation_steps 1 with algorithm appo",
-                field="ppo.grad_accumulation_steps",
-                related=("algorithm",),
-            )
         best_by = self.checkpoint.best_by
         if best_by is not None and best_by not in self.evaluation.opponents:
             raise _Invalid(

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
 from osrs_rllib.config_types import NonNegativeStepSchedule, StepSchedule, _known_once, _Section
 from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, OBS_IDS
 
-__all__ = ["APPOConfig", "InitConfig", "NoveltyConfig", "ObservationNoiseConfig"]
+__all__ = ["InitConfig", "NoveltyConfig", "ObservationNoiseConfig"]
 
 
 class NoveltyConfig(_Section):
@@ -61,15 +61,3 @@ class InitConfig(_Section):
     already predicts the §17 returns, and a random one would feed the first iterations noisy advantages that undo
     the warm policy; a cloned file's critic is its untrained initialisation, as good as a fresh one. Off when the
     rewards changed (other `env.reward_weights`): the old values would then mislead."""
-
-
-class APPOConfig(_Section):
-    """What APPO (``algorithm: appo``, `osrs_rllib/appo.py`) adds to the ``ppo:`` hyperparameters it shares."""
-
-    broadcast_interval: PositiveInt = 1
-    """Learner updates between weight broadcasts to the env runners: 1 keeps the samples at most one update old,
-    so the ratio clip bounds the off-policy step as in PPO."""
-    learner_queue_size: PositiveInt = 4
-    """Train batches that may wait for the learner thread; more lets sampling run further ahead (staler data)."""
-    max_requests_in_flight_per_env_runner: PositiveInt = 1
-    """Sample requests each runner works on at once; 1 on a laptop, where a runner has one core."""

@@ -40,8 +40,13 @@ NonNegativeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0)]
 
 @dataclass(frozen=True, slots=True)
 class StepSchedule:
-    """A constant, or a piecewise-linear schedule over the trainer's sampled env steps (``ppo.lr``,
-    ``ppo.entropy_coeff``).
+    """A constant, or a piecewise-linear schedule over a training clock (``ppo.lr``, ``ppo.entropy_coeff``, the
+    novelty and observation-noise scales).
+
+    Which clock: ``ppo.lr`` and ``ppo.entropy_coeff`` are RLlib's schedules, which run on its sampled *agent* steps
+    (one per acting learner seat: a self-play env step counts two, so nh.yml's mix advances them ~1.16x faster than
+    env steps). The novelty and noise schedules run on sampled env steps (`osrs_rllib.shaping`). The pairs are
+    still written ``[env_step, value]``, the form existing configs use.
 
     Not `envs.nh.rewards.Schedule`, the spec's §17.4 reward-weight schedule ``[a, b, n]`` over training
     iterations: the two keep their own YAML forms because both are written in existing experiments'

@@ -21,9 +21,7 @@ What it supports and how that differs from `EnvRunnerV2`:
 * trajectories are collected for trainable policies only (frozen snapshots and scripted policies act but
   their experience would be dropped by PPO anyway);
 * advantages are GAE(γ, λ) with the critic's bootstrap value at fragment ends and at truncation, computed
-  in one batched critic pass per policy instead of one forward pass per trajectory; for APPO's V-trace
-  (``vtrace`` in the policy's config) each trajectory also gets ``VALUES_BOOTSTRAPPED`` as RLlib's
-  `compute_bootstrap_value` writes it: 0 on every row but the last, which holds the bootstrap;
+  in one batched critic pass per policy instead of one forward pass per trajectory;
 * `sampler_perf` reports milliseconds per env step (env, inference, the loop's own processing);
 * episode ids come from the loop's own generator, seeded by ``debugging.seed`` and the worker index.
 
@@ -405,12 +403,8 @@ class LockstepSampler:
             }
             if traj.dist_inputs:
                 columns[SB.ACTION_DIST_INPUTS] = np.stack(traj.dist_inputs)
-            cfg = policy.config
-            if cfg.get("vtrace"):  # APPO's V-trace (osrs_rllib/appo.py): RLlib's column, the bootstrap on the last row
-                bootstrapped = np.zeros(n, dtype=np.float32)
-                bootstrapped[-1] = last_r
-                columns[SB.VALUES_BOOTSTRAPPED] = bootstrapped
             batch = SampleBatch(columns)
+            cfg = policy.config
             batch = compute_advantages(
                 batch,
                 last_r,

@@ -76,11 +76,13 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
 def build_algorithm_config(
     cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,), seed: int | None = None
 ) -> Any:
-    """RLlib's algorithm config (old API stack) for a training config: `PPOConfig` for ``algorithm: ppo``,
-    `APPOConfig` for ``appo``; `learners` are the trainable policies (main, plus the league's exploiters); `seed`
-    replaces ``cfg.seed`` for the env runners' streams and RLlib's seeding (a resumed run's, `stream_seed`)."""
+    """RLlib's algorithm config (old API stack, PPO) for a training config; `learners` are the trainable policies
+    (main, plus the league's exploiters); `seed` replaces ``cfg.seed`` for the env runners' streams and RLlib's
+    seeding (a resumed run's, `stream_seed`)."""
+    from ray.rllib.policy.policy import PolicySpec
 
     from osrs_rllib.callbacks import TrainingCallbacks
+    from osrs_rllib.grad_accumulation import policy_spec
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
     from osrs_rllib.training_env import policy_mapping_fn
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
@@ -90,7 +92,7 @@ def build_algorithm_config(
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
-    policies: dict[str, Any] = {learner: _learner_spec(cfg) for learner in learners}
+    policies: dict[str, Any] = {learner: policy_spec(cfg.ppo.grad_accumulation_steps) for learner in learners}
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}
@@ -102,7 +104,7 @@ def build_algorithm_config(
         from league.callback import slot_policy_id
 
         for i in range(cfg.opponents.league_slots):
-            policies[slot_policy_id(i)] = _snapshot_spec(cfg)  # frozen: not in policies_to_train
+            policies[slot_policy_id(i)] = PolicySpec()  # frozen: not in policies_to_train
         from league.players import target_id
         from policies.model_file_policy import model_file_policy_spec
 
@@ -134,93 +136,41 @@ def build_algorithm_config(
     )
 
 
-def _learner_spec(cfg: TrainConfig) -> Any:
-    """The `PolicySpec` of a trainable policy: PPO's (with gradient accumulation when set) or APPO's."""
-    if cfg.algorithm == "appo":
-        from osrs_rllib.appo import appo_policy_spec
+def _algorithm_config(cfg: TrainConfig) -> Any:
+    """RLlib's `PPOConfig` with the ``ppo:`` settings: one iteration samples ``train_batch_size`` steps, then
+    ``num_epochs`` passes of ``minibatch_size`` minibatches.
 
-        return appo_policy_spec()
-    from osrs_rllib.grad_accumulation import policy_spec
+    Why PPO only: RLlib's APPO was built, fitted to the autoregressive heads and measured against it (issue 25,
+    docs/training.md "APPO"); on 2 cores it sampled at half PPO's rate and its hour missed 90 % in one build,
+    the bar it had to meet to stay.
+    """
+    from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig
 
-    return policy_spec(cfg.ppo.grad_accumulation_steps)
-
-
-def _snapshot_spec(cfg: TrainConfig) -> Any:
-    """The `PolicySpec` of a league slot, which plays snapshots of the learners: the algorithm's own policy class
-    (RLlib's default for APPO would read the network's inputs as independent logits: `osrs_rllib/appo.py`)."""
-    from ray.rllib.policy.policy import PolicySpec
-
-    if cfg.algorithm == "appo":
-        from osrs_rllib.appo import appo_policy_spec
-
-        return appo_policy_spec()
-    return PolicySpec()
-
-
-def _ppo_training(cfg: TrainConfig) -> dict[str, Any]:
-    """The ``ppo:`` settings both algorithms read, as RLlib's ``training()`` keywords."""
     from policies.rllib_model import model_config
 
     ppo = cfg.ppo
     lr, lr_schedule = ppo.lr.to_rllib()
     entropy, entropy_schedule = ppo.entropy_coeff.to_rllib()
-    return {
-        "gamma": ppo.gamma,
-        "lambda_": ppo.gae_lambda,
-        "clip_param": ppo.clip_param,
-        "vf_loss_coeff": ppo.vf_loss_coeff,
-        "entropy_coeff": entropy,
-        "entropy_coeff_schedule": entropy_schedule,
-        "lr": lr,
-        "lr_schedule": lr_schedule,
-        "grad_clip": ppo.grad_clip,
-        "kl_coeff": ppo.kl_coeff,
-        "kl_target": ppo.kl_target,
-        "use_kl_loss": ppo.kl_coeff > 0,
-        "num_epochs": ppo.num_epochs,
-        "model": model_config(cfg.model),
-    }
-
-
-def _algorithm_config(cfg: TrainConfig) -> Any:
-    """RLlib's config object of ``cfg.algorithm`` with its training settings.
-
-    PPO: one iteration samples ``train_batch_size`` steps, then ``num_epochs`` passes of ``minibatch_size``
-    minibatches. APPO keeps the same number of optimiser steps per sampled step: its learner thread takes batches
-    of ``minibatch_size`` steps as they arrive, ``num_epochs`` full-batch steps each, and an iteration (evaluation,
-    checkpoint and league cadence) still spans at least ``train_batch_size`` sampled steps.
-    """
-    ppo = cfg.ppo
-    if cfg.algorithm == "appo":
-        from ray.rllib.algorithms.appo import APPOConfig as RLlibAPPOConfig
-
-        appo = cfg.appo
-        return (
-            RLlibAPPOConfig()
-            .training(
-                **_ppo_training(cfg),
-                vtrace=True,  # along stored trajectories, with exact log-probabilities: osrs_rllib/appo.py
-                train_batch_size=ppo.minibatch_size,
-                minibatch_size=None,
-                broadcast_interval=appo.broadcast_interval,
-                learner_queue_size=appo.learner_queue_size,
-            )
-            .env_runners(max_requests_in_flight_per_env_runner=appo.max_requests_in_flight_per_env_runner)
-            .reporting(
-                min_sample_timesteps_per_iteration=ppo.train_batch_size,
-                min_time_s_per_iteration=0,
-                keep_per_episode_custom_metrics=False,
-            )
-        )
-    from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig
-
     return (
         RLlibPPOConfig()
         .training(
-            **_ppo_training(cfg),
+            gamma=ppo.gamma,
+            lambda_=ppo.gae_lambda,
+            clip_param=ppo.clip_param,
             vf_clip_param=ppo.vf_clip_param if ppo.vf_clip_param is not None else float("inf"),
+            vf_loss_coeff=ppo.vf_loss_coeff,
+            entropy_coeff=entropy,
+            entropy_coeff_schedule=entropy_schedule,
+            lr=lr,
+            lr_schedule=lr_schedule,
+            grad_clip=ppo.grad_clip,
+            kl_coeff=ppo.kl_coeff,
+            kl_target=ppo.kl_target,
+            use_kl_loss=ppo.kl_coeff > 0,
+            num_epochs=ppo.num_epochs,
             train_batch_size=ppo.train_batch_size,
             minibatch_size=ppo.minibatch_size,
+            model=model_config(cfg.model),
         )
         .reporting(
             min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0, keep_per_episode_custom_metrics=False

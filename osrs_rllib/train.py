@@ -3,8 +3,8 @@
 The loop, in the order it runs (CleanRL's "paper order", with the plumbing named):
 
 1. **Ray**: start an embedded Ray with its dashboard on 127.0.0.1, or join ``--address``.
-2. **Algorithm**: `build_algorithm_config` turns the typed config into one fluent RLlib `PPOConfig` or `APPOConfig`
-   (every hyperparameter explicit), with `TrainingEnv` (opponent drawn from the mix at reset), the policy of
+2. **Algorithm**: `build_algorithm_config` turns the typed config into one fluent RLlib `PPOConfig` (every
+   hyperparameter explicit), with `TrainingEnv` (opponent drawn from the mix at reset), the policy of
    `policies/`, the scripted ladder policies and `policy_mapping_fn`.
 3. **Resume** (``--resume``): restore the newest complete checkpoint: weights, optimiser, normalisation
    statistics, RLlib's counters (schedules follow them) and our own counters (iteration, time, best).
@@ -295,9 +295,6 @@ class Trainer:
         if isinstance(rng, dict):
             set_driver_rng_state(rng)
         self._set_env_progress()  # the reward schedules' position, before the first resumed rollout
-        from osrs_rllib.appo import set_schedule_clocks
-
-        set_schedule_clocks(self.algo)  # APPO's schedules on PPO's clock from the first resumed update (PPO: no-op)
         self._sync_models(latest)
         league = ""
         if self.league_runner is not None:

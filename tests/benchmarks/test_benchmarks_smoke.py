@@ -160,3 +160,58 @@ def test_steps_ratio_bounds_a_run_that_never_reached_the_bar() -> None:
     assert steps_ratio(None, 1_500_000, 2_000_000, 0.5) == (None, 0.75, False)  # a bound above the bar shows nothing
     assert steps_ratio(None, None, 2_000_000, 0.5) == (None, None, False)
     assert steps_ratio(500, None, 2_000_000, None) == (None, None, None)
+
+
+def test_prayer_tells_against_the_baseline_on_the_shipped_model() -> None:
+    proc = _run("prayer_tells.py", "models/nh-main.nhmodel", "baseline", "--fights", "6", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    for side in ("a_attacks", "b_attacks"):
+        rows = report[side]
+        assert rows["all"]["n"] == sum(rows[s]["n"] for s in ("melee", "ranged", "magic") if s in rows) > 0
+        assert all(0.0 <= row[m] <= 1.0 for row in rows.values() for m in ("protected", "shown", "baited"))
+
+
+def test_prayer_tells_reads_each_attack_against_the_tick_before() -> None:
+    """One magic attack by A on tick 2: B showed Protect from Magic on tick 1 and left it on tick 2 (baited), A
+    already held a staff on tick 1 (telegraphed); one ranged attack on tick 3 into a prayer B had not shown."""
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCHMARKS))
+    from prayer_tells import attack_rows
+
+    def row(tick: int, player: str, overhead: str, weapon_style: str, style: str | None, on: int) -> dict[str, Any]:
+        hits = {f"hits_{s}": int(s == style) for s in ("melee", "ranged", "magic")}
+        return {"fight": 0, "tick": tick, "player": player, "overhead": overhead, "weapon_style": weapon_style,
+                "hits": int(style is not None), "hits_on_prayer": on, **hits}  # fmt: skip
+
+    ticks = pd.DataFrame([
+        row(1, "a", "", "magic", None, 0), row(1, "b", "protect_from_magic", "ranged", None, 0),
+        row(2, "a", "", "magic", "magic", 0), row(2, "b", "protect_from_melee", "ranged", None, 0),
+        row(3, "a", "", "ranged", "ranged", 1), row(3, "b", "protect_from_missiles", "ranged", None, 0),
+    ])  # fmt: skip
+    rows = attack_rows(ticks, "a").reset_index()
+    assert rows[["tick", "style"]].values.tolist() == [[2, "magic"], [3, "ranged"]]
+    assert rows["protected"].tolist() == [False, True]
+    assert rows["shown"].tolist() == [True, False]
+    assert rows["baited"].tolist() == [True, False]
+    assert rows["telegraphed"].tolist() == [True, False]  # A held a staff before tick 2, a staff before tick 3
+    assert attack_rows(ticks, "b").empty
+
+
+def test_league_study_table_states_greedy_and_sampling_exploitability() -> None:
+    """The bar is on the better of the two modes, so the study's table shows both where the run recorded both."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from league_study import report
+
+    def pct(p: float) -> dict[str, float]:
+        return {"win_rate": p, "win_rate_low": p - 0.02, "win_rate_high": p + 0.02}
+
+    finals = {"final_deterministic": {**pct(0.927), "fights": 600}, "final_stochastic": {**pct(0.867), "fights": 600}}
+    ex = {**pct(0.927), "mode": "deterministic", "env_steps": 4_005_888, "steps_to_pass_half": 1_228_800, **finals}
+    old = {**pct(0.9), "mode": "deterministic", "env_steps": 4_000_000, "steps_to_pass_half": None}
+    table = report({"recipes": {"mix": {"env_steps": 20_004_864, "exploitability": ex},
+                                "pfsp": {"env_steps": 1, "exploitability": old}}, "head_to_head": {}})  # fmt: skip
+    mix, pfsp = (line for line in table.splitlines() if line.startswith(("| mix", "| pfsp")))
+    assert "92.7% [90.7%, 94.7%] / 86.7% [84.7%, 88.7%] | 1,228,800 |" in mix
+    assert "| 90.0% [88.0%, 92.0%] | never |" in pfsp

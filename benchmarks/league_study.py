@@ -212,7 +212,7 @@ def exploit(recipes: list[str], experiments: Path, out: Path, env_steps: int) ->
         entry = {
             k: ex[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "mode", "env_steps", "steps_to_pass_half")
         }
-        # The bar is on the better of greedy and sampling play: keep the other mode's final figure beside it.
+        # The headline is the better of the exploiter's greedy and sampling play: keep both modes' final figures.
         for mode, row in report.get("final", {}).get("modes", {}).items():
             entry[f"final_{mode}"] = {k: row[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "fights")}
         results["recipes"].setdefault(recipe, {})["exploitability"] = entry
@@ -226,7 +226,8 @@ def _pct(row: dict[str, Any] | None) -> str:
 
 
 def _exploit_cell(ex: dict[str, Any] | None) -> str:
-    """Greedy / sampling final figures where the run recorded both, else the headline figure."""
+    """The exploiter's final figures, greedy / sampling, where the run recorded both (the model plays greedy), else
+    the headline figure (the better of the two)."""
     if not ex:
         return "–"
     modes = [ex.get(f"final_{m}") for m in ("deterministic", "stochastic")]
@@ -239,7 +240,7 @@ def report(results: dict[str, Any]) -> str:
     recipes = [r for r in RECIPES if r in results["recipes"]]
     lines = [
         "| recipe | env steps | vs baseline | vs expert | weakest build vs expert "
-        "| exploitability (4M), greedy / sampling | passes 50 % at |",
+        "| exploitability (4M): exploiter greedy / sampling | passes 50 % at |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in recipes:

@@ -222,8 +222,9 @@ def markdown(card: dict[str, Any]) -> str:
         lines += [
             "",
             f"Exploitability at {ex['budget_env_steps']:,} exploiter env steps (`osrs-rllib exploit`, "
-            f"{ex['fights']} final fights, both seats): **{ex['win_rate']:.1%}** "
-            f"[{ex['win_rate_low']:.1%}, {ex['win_rate_high']:.1%}] ({MODE_NAMES.get(ex['mode'], ex['mode'])}); "
+            f"{ex['fights']} final fights, both seats, the model greedy): **{ex['win_rate']:.1%}** "
+            f"[{ex['win_rate_low']:.1%}, {ex['win_rate_high']:.1%}] (the exploiter "
+            f"{MODE_NAMES.get(ex['mode'], ex['mode'])}, its better mode); exploiter "
             + ", ".join(f"{m} {_cell(r)}" for m, r in ex["modes"].items())
             + "; the exploiter first passed 50 % "
             + (f"after {ex['steps_to_pass_half']:,} env steps" if ex.get("steps_to_pass_half") else "never")

@@ -166,6 +166,7 @@ def exploitability(exploit_dir: Path, tensor_sha256: str | None) -> dict[str, An
         raise SystemExit(f"{exploit_dir} has no final exploitability yet (state {report.get('state')!r})")
     final = report["final"]
     return {
+        "model_mode": report.get("evaluation", {}).get("model_mode", "deterministic"),
         **report["exploitability"],
         "modes": {
             MODE_NAMES.get(m, m): {
@@ -222,7 +223,8 @@ def markdown(card: dict[str, Any]) -> str:
         lines += [
             "",
             f"Exploitability at {ex['budget_env_steps']:,} exploiter env steps (`osrs-rllib exploit`, "
-            f"{ex['fights']} final fights, both seats, the model greedy): **{ex['win_rate']:.1%}** "
+            f"{ex['fights']} final fights, both seats, the model {MODE_NAMES.get(ex['model_mode'], 'greedy')}): "
+            f"**{ex['win_rate']:.1%}** "
             f"[{ex['win_rate_low']:.1%}, {ex['win_rate_high']:.1%}] (the exploiter "
             f"{MODE_NAMES.get(ex['mode'], ex['mode'])}, its better mode); exploiter "
             + ", ".join(f"{m} {_cell(r)}" for m, r in ex["modes"].items())

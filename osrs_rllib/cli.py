@@ -355,13 +355,32 @@ def exploit(
     resume: Annotated[bool, typer.Option("--resume", help="Continue the exploit run from its checkpoint.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Start over, deleting an existing experiment.")] = False,
     detach: Annotated[bool, typer.Option("--detach", help="Run in the background; see `osrs-rllib jobs`.")] = False,
+    model_sampling: Annotated[
+        bool,
+        typer.Option(
+            "--model-sampling",
+            help="MODEL samples its actions (in training and evaluation) instead of playing greedy; "
+            "default name exploit-<model>-sampling.",
+        ),
+    ] = False,
 ) -> None:
     """Train a fresh learner against the frozen MODEL only and report its win rate against MODEL over time:
     MODEL's exploitability at --env-steps (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json)."""
     from osrs_rllib.exploit import run_exploit
 
     code = run_exploit(
-        model, minutes, config, name, set_ or [], final_fights, resume, force, _fail, env_steps=env_steps, detach=detach
+        model,
+        minutes,
+        config,
+        name,
+        set_ or [],
+        final_fights,
+        resume,
+        force,
+        _fail,
+        env_steps=env_steps,
+        detach=detach,
+        model_sampling=model_sampling,
     )
     raise typer.Exit(code=code)
 

@@ -191,7 +191,10 @@ class OpponentsConfig(_Section):
     worker memory stays bounded however large the league grows."""
     targets: Annotated[list[str], _known_once(None, "model file", "a")] = Field(default_factory=list)
     """Frozen model files (``*.nhmodel``) the ``target`` kind draws from, uniformly; each plays seat 1 as
-    deployed (greedy) and is never trained (`policies/model_file_policy.py`). `osrs-rllib exploit` sets it."""
+    deployed and is never trained (`policies/model_file_policy.py`). `osrs-rllib exploit` sets it."""
+    targets_deterministic: bool = True
+    """How the target files play: greedy (every head its most likely legal value, as `fight` and `serve` play by
+    default), or, false, sampling their action distributions (`osrs-rllib exploit --model-sampling`)."""
 
     @model_validator(mode="after")
     def _check_targets(self) -> OpponentsConfig:

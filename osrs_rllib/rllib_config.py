@@ -109,7 +109,8 @@ def build_algorithm_config(
         from policies.model_file_policy import model_file_policy_spec
 
         for path in cfg.opponents.targets:
-            policies[target_id(path)] = model_file_policy_spec(path)  # frozen: the file itself, no weights
+            # frozen: the file itself, no weights
+            policies[target_id(path)] = model_file_policy_spec(path, cfg.opponents.targets_deterministic)
     runners = cfg.runners
     return (
         _algorithm_config(cfg)

@@ -17,9 +17,13 @@
 
 Exactness: the snapshot mass of a learner's table is split evenly over its slots, and each slot's content
 is an independent draw from that learner's snapshot distribution, so every episode's opponent follows the
-league's distribution. A slot's weights are pushed before the next sampling call (Ray runs an actor's
-calls in order), and each plan carries a generation number: an episode that started under an older plan
-(its slot may have been refilled mid-fight) is counted as played but not scored.
+league's distribution as of the slots' last draw. A slot's weights are pushed before the next sampling call
+(Ray runs an actor's calls in order), and each plan carries a generation number, raised only when the slots
+are redrawn: an episode that started under an older generation (its slot was refilled mid-fight) is counted
+as played but not scored. Fights outlast an iteration, so the slots are redrawn every
+`LeagueConfig.slot_refresh_interval` iterations (and whenever the league needs a different split of slots, or
+a slot's snapshot left the pool), not every iteration: in between, each plan keeps the slots' snapshots and
+only updates the probabilities.
 
 The environment side is a small duck-typed protocol (`set_league_plan(plan)`, `pop_league_results()`), so
 this module knows nothing of the game.
@@ -123,6 +127,9 @@ class LeagueRunner:
     seed: int = 0
     generation: int = 0
     slot_contents: list[tuple[str, str] | None] = field(default_factory=list)
+    slot_groups: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """The snapshots in the slots per (learner, kind), in slot order, as last drawn."""
+    plans_since_draw: int = 0
     played: dict[str, int] = field(default_factory=dict)
     learner_steps: dict[str, int] = field(default_factory=dict)
     _rng: np.random.Generator = field(init=False, repr=False)
@@ -228,8 +235,7 @@ class LeagueRunner:
         raise ValueError(f"league opponent {opponent!r} has no policy to play it")
 
     def plan(self, algorithm: Any) -> LeaguePlan:
-        """Refill the slots and push a new `LeaguePlan` to every environment."""
-        self.generation += 1
+        """Refill the slots when due (`_redraw_due`) and push a new `LeaguePlan` to every environment."""
         learners = tuple(self.league.learners)
         tables = {learner: self.league.opponent_table(learner) for learner in learners}
         # Snapshot mass per (learner, kind): each such group gets its own slots, so the share of every kind
@@ -255,13 +261,20 @@ class LeagueRunner:
             ]
             for learner, table in tables.items()
         }
-        for (learner, kind), rows in groups.items():
-            n = slots_for[(learner, kind)]
-            probs = np.asarray([p for _, p in rows]) / mass[(learner, kind)]
-            for _ in range(n):
-                pid = rows[int(self._rng.choice(len(rows), p=probs))][0]
+        redraw = self._redraw_due(slots_for)
+        if redraw:
+            self.generation += 1
+            self.plans_since_draw = 0
+            self.slot_groups = {}
+            for group, rows in groups.items():
+                probs = np.asarray([p for _, p in rows]) / mass[group]
+                draws = self._rng.choice(len(rows), size=slots_for[group], p=probs)
+                self.slot_groups[group] = [rows[int(k)][0] for k in draws]
+        self.plans_since_draw += 1
+        for (learner, kind), pids in self.slot_groups.items():
+            for pid in pids:
                 plan_tables[learner].append(
-                    PlanEntry(slot_policy_id(len(contents)), pid, kind, mass[(learner, kind)] / n)
+                    PlanEntry(slot_policy_id(len(contents)), pid, kind, mass[(learner, kind)] / len(pids))
                 )
                 contents.append((pid, kind))
         final: dict[str, tuple[PlanEntry, ...]] = {}
@@ -278,6 +291,16 @@ class LeagueRunner:
         )
         algorithm.env_runner_group.foreach_env(lambda env: env.set_league_plan(plan))
         return plan
+
+    def _redraw_due(self, slots_for: Mapping[tuple[str, str], int]) -> bool:
+        """Whether this plan redraws the slots: the first plan (also after a resume, whose workers hold no slot
+        weights), every `slot_refresh_interval` plans, a change in how many slots each (learner, kind) gets (a
+        first snapshot, a new exploiter), or a slot holding a snapshot that has left the pool."""
+        if not self.slot_groups or self.plans_since_draw >= self.league.config.slot_refresh_interval:
+            return True
+        if {g: len(p) for g, p in self.slot_groups.items()} != dict(slots_for):
+            return True
+        return any(pid not in self.league.snapshots for pids in self.slot_groups.values() for pid in pids)
 
     def _fill_slots(self, algorithm: Any, contents: list[tuple[str, str] | None]) -> None:
         changed = []

@@ -108,6 +108,12 @@ class LeagueConfig:
     """Elo K factor."""
     elo_start: Number = 1500.0
     """Elo of a new player (snapshots start at their source's rating instead)."""
+    slot_refresh_interval: PositiveCount = 10
+    """Training iterations between two redraws of the snapshots in the opponent slots. A fight lasts longer than
+    an iteration (nh.yml: ~270 ticks against 128 env steps per environment per iteration), and a fight whose slot
+    is refilled before it ends cannot be scored (its opponent changed mid-fight), so redrawing every iteration
+    left nearly every game against a snapshot unscored: no quality or payoff update, PFSP uniform. Every 10
+    iterations about four in five are scored (`league/games_scored_this_iteration`)."""
     max_snapshots: _Limit = None
     """Cap on frozen snapshots (null: no cap); over it, the lowest-quality snapshot of the learner with the
     most snapshots is evicted, the oldest among equal qualities."""

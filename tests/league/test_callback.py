@@ -155,3 +155,52 @@ def test_exploiters_snapshot_reset_and_resume(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     resumed = json.loads((tmp_path / "smoke" / "checkpoints" / "iter-000004" / "league.json").read_text())
     assert len(resumed["league"]["snapshots"]) > len(state["league"]["snapshots"])
+
+
+def test_games_against_snapshots_are_scored_when_fights_outlast_an_iteration(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """Fights longer than an iteration (as in nh.yml: ~270 ticks against 128 env steps per env per iteration)
+    must still be scored against the snapshot that played them: redrawing the slots every iteration left almost
+    every such game unscored, so prioritized qualities and PFSP's payoff never moved. Slots are now redrawn every
+    `slot_refresh_interval` iterations and the plan's generation only moves then."""
+    cfg = load_config(
+        REPO / "configs" / "smoke.yml",
+        [
+            "opponents.mix={prioritized: 1.0}",
+            "opponents.league_slots=2",
+            "env.params.max_episode_ticks=48",  # a fight lasts up to 48 ticks: 1.5 iterations of 32 steps per env
+            "ppo.train_batch_size=256",
+            "ppo.minibatch_size=256",
+            "ppo.num_epochs=1",
+            "runners.num_env_runners=1",
+            "runners.num_envs_per_env_runner=8",
+            "league.snapshot_interval=1000",
+            "league.slot_refresh_interval=6",
+        ],
+    )
+    register_everything()
+    runner = LeagueRunner(make_league(cfg), tmp_path / "league", 2, fixed_policies(), seed=3)
+    algo = build_algorithm_config(cfg, tuple(runner.league.learners)).build_algo()
+    try:
+        for iteration in (1, 2, 3):
+            snap = runner.league.add_snapshot("main", iteration=iteration, training_steps=0)
+            runner.save_weights(snap[0].snapshot_id, algo.get_policy("main").get_weights())
+        generations, contents = [], []
+        runner.plan(algo)
+        for _ in range(13):
+            result = algo.train()
+            generations.append(runner.generation)
+            contents.append(list(runner.slot_contents))
+            runner.after_iteration(algo, result["training_iteration"], 0)
+        played = runner.played.get("prioritized", 0)
+        scored = int(runner.league.kind_stats.get("main", {}).get("prioritized", [0])[0])
+        # The slots were redrawn on the first plan and then every 6 plans, never in between.
+        assert generations == [1] * 6 + [2] * 6 + [3], generations
+        assert all(contents[i] == contents[0] for i in range(6)) and all(c == contents[6] for c in contents[6:12])
+        # A fight is lost to scoring only when a redraw falls inside it: ~1.5 of every 6 iterations.
+        assert played >= 40 and scored >= 0.5 * played, (scored, played)
+        payoff_games = sum(runner.league.payoff.games("main", s) for s in ("main@v1", "main@v2", "main@v3"))
+        assert payoff_games == scored  # every scored game reached the payoff table
+    finally:
+        algo.stop()

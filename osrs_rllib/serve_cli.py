@@ -266,6 +266,10 @@ def export(
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="The model file to write (*.nhmodel).", dir_okay=False)],
     policy: Annotated[str, typer.Option(help="Policy to export from an RLlib checkpoint.")] = "main",
+    snapshot: Annotated[
+        str | None,
+        typer.Option(help="A league snapshot of the experiment instead (e.g. main@v100, from its league/ folder)."),
+    ] = None,
 ) -> None:
     """Write a model file from a training checkpoint (a self-contained *.nhmodel, see docs/serving.md)."""
     from osrs_rllib.experiment import MODEL_NAME, Experiment
@@ -273,6 +277,15 @@ def export(
 
     if out.suffix != MODEL_SUFFIX:
         raise _fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
+    if snapshot is not None:
+        from osrs_rllib.league_snapshots import SnapshotError, export_snapshot
+
+        try:
+            md = export_snapshot(checkpoint, snapshot, out)
+        except SnapshotError as exc:
+            raise _fail(str(exc)) from None
+        typer.echo(f"wrote {out} ({snapshot} of {checkpoint.name}, snapshot at iteration {md.get('iteration')})")
+        return
     ckpt = checkpoint
     if (checkpoint / "checkpoints").is_dir():
         latest = Experiment(checkpoint.parent, checkpoint.name).latest_checkpoint()

@@ -215,3 +215,30 @@ def test_league_study_table_states_greedy_and_sampling_exploitability() -> None:
     mix, pfsp = (line for line in table.splitlines() if line.startswith(("| mix", "| pfsp")))
     assert "92.7% [90.7%, 94.7%] / 86.7% [84.7%, 88.7%] | 1,228,800 |" in mix
     assert "| 90.0% [88.0%, 92.0%] | never |" in pfsp
+
+
+def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
+    import numpy as np
+    import torch
+
+    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
+    from osrs_rllib.config import dump_config, load_config
+    from policies.model_file import save_model_file
+    from policies.network import NHPolicyNetwork
+
+    cfg = load_config(REPO / "configs" / "smoke.yml")
+    exp = tmp_path / "smoke"
+    (exp / "league").mkdir(parents=True)
+    (exp / "config.yml").write_text(dump_config(cfg))
+    for version in (1, 2):
+        torch.manual_seed(version)
+        net = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, cfg.model)
+        weights = {f"net.{k}": v.numpy() for k, v in net.state_dict().items()}  # as the league stores them
+        np.savez(exp / "league" / f"main@v{version}.npz", **weights)
+    exploiter = save_model_file(NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, cfg.model), tmp_path / "exploiter.nhmodel")
+    proc = _run("exploit_transfer.py", str(exploiter), str(exp), "--snapshots", "main@v1,main@v2", "--fights", "1",
+                "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(proc.stdout)["rows"]
+    assert [r["snapshot"] for r in rows] == ["main@v1", "main@v2"]
+    assert all(r["fights"] == 6 and 0.0 <= r["win_rate"] <= 1.0 for r in rows)  # one per trained build

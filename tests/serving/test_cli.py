@@ -60,6 +60,36 @@ def test_export_from_a_checkpoint(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no checkpoint directory" in missing.output
 
 
+def test_export_a_league_snapshot(tmp_path: Path) -> None:
+    """A past self (`league/<id>.npz`, the weights the league stores, keys ``net.*`` as `get_weights` gives them)
+    becomes a model file that plays exactly those weights and records the run's config (its fight rules)."""
+    import torch
+
+    from envs.nh.contract import CRITIC_SIZE
+    from osrs_rllib.config import dump_config, load_config
+    from policies.network import NHPolicyNetwork
+
+    cfg = load_config(REPO / "configs" / "smoke.yml")
+    exp = tmp_path / "smoke"
+    (exp / "league").mkdir(parents=True)
+    (exp / "config.yml").write_text(dump_config(cfg))
+    torch.manual_seed(4)
+    net = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, cfg.model)
+    np.savez(exp / "league" / "main@v2.npz", **{f"net.{k}": v.numpy() for k, v in net.state_dict().items()})
+    out = tmp_path / "v2.nhmodel"
+    result = runner.invoke(app, ["export", str(exp), "--snapshot", "main@v2", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    model = load_model_file(out)
+    assert model.metadata["snapshot"] == "main@v2" and model.metadata["config"]["env"] == cfg.to_dict()["env"]
+    obs = np.random.default_rng(0).normal(size=(5, OBS_SIZE)).astype(np.float32)
+    mask = np.ones((5, NUM_LOGITS), dtype=np.float32)
+    with torch.no_grad():
+        expected = net(torch.as_tensor(obs), torch.as_tensor(mask), deterministic=True)[0].numpy()
+    assert (model.act(obs, mask, deterministic=True) == expected).all()
+    missing = runner.invoke(app, ["export", str(exp), "--snapshot", "main@v9", "-o", str(out)])
+    assert missing.exit_code == 2 and "no snapshot 'main@v9'; it has 1: main@v2 … main@v2" in missing.output
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_detached_server_status_and_stop(tmp_path: Path) -> None:

@@ -84,11 +84,12 @@ class ModelSide:
     by default. Stochastic draws come from one generator per fight, seeded from (fight seed, seat), one torch
     seed per tick, so a fight's actions do not depend on which other fights share its batch."""
 
-    def __init__(self, path: str, seat: int, deterministic: bool = True) -> None:
+    def __init__(self, path: str | Any, seat: int, deterministic: bool = True) -> None:
+        """`path`: a model file's path, or an already loaded `ModelFile` (named ``model`` then)."""
         from policies.model_file import load_model_file
 
-        self.name = path
-        self.model = load_model_file(path)
+        self.name = path if isinstance(path, str) else "model"
+        self.model = load_model_file(path) if isinstance(path, str) else path
         self.deterministic = deterministic
         self._seat = seat
         self._noise = SeatNoise(seat)

@@ -30,11 +30,10 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
     import numpy as np
     import torch
 
-    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE, frame_offsets
-    from envs.options import as_params
+    from envs.nh.contract import frame_offsets
+    from osrs_rllib.bc import init_network
     from osrs_rllib.config import ConfigError, load_config
     from policies.model_file import load_model_file, save_model_file
-    from policies.network import NHPolicyNetwork
 
     store = experiment / "league"
     weights = store / f"{snapshot_id}.npz"
@@ -47,10 +46,7 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
         cfg = load_config(experiment / "config.yml")
     except ConfigError as exc:
         raise SnapshotError(f"{experiment}/config.yml does not load ({exc}): the network's shape is unknown") from None
-    frames = frame_offsets(cfg.env.frame_stack)
-    obs_size = OBS_SIZE * len(frames)
-    critic_size = CRITIC_SIZE * len(frames) if as_params(cfg.env.params).include_opponent_observation else obs_size
-    net = NHPolicyNetwork(obs_size, critic_size, cfg.model)
+    net = init_network(cfg)  # the shape training gave main: the config's network, its input sizes
     with np.load(weights) as data:
         state = {k.removeprefix("net."): torch.as_tensor(data[k]) for k in data.files}
     try:
@@ -65,5 +61,5 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
         entry = next((e for e in entries if e.get("player_id") == snapshot_id), None)
         if entry is not None:
             metadata |= {"iteration": entry.get("iteration"), "training_steps": entry.get("training_steps")}
-    save_model_file(net, out, frame_stack=frames, metadata=metadata)
+    save_model_file(net, out, frame_stack=frame_offsets(cfg.env.frame_stack), metadata=metadata)
     return load_model_file(out).metadata

@@ -1,7 +1,8 @@
 """The league study: which opponent recipe gives the agent that holds best, at an equal training budget.
 
 Every recipe is a preset in ``configs/study/`` (``mix``: today's ``nh.yml``; ``past-self``; ``pfsp``;
-``exploiters``: ``nh-exploiters.yml``; ``expert-entropy``). Each trains the same env steps, then its final
+``exploiters``: ``nh-exploiters.yml``; ``expert-entropy``; ``exploiters-mixing``: exploiters with a larger
+entropy bonus on the attack-style and prayer heads). Each trains the same env steps, then its final
 model (``models/latest.nhmodel``: the same budget for every recipe; ``best`` would pick a different step per
 recipe) is measured the way a user measures it:
 
@@ -11,8 +12,8 @@ recipe) is measured the way a user measures it:
   (`osrs_rllib.exploit.evaluate_vs_model`, both sides greedy);
 * exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`).
 
-Each stage is a separate, resumable command, because the whole study takes hours on 2 cores (five recipes of
-20M env steps is about five hours of the compiled core, plus 15-minute exploit runs) and a session may stop
+Each stage is a separate, resumable command, because the whole study takes hours on 2 cores (six recipes of
+20M env steps are 10-18 hours of a 2-core machine, with the measurements and exploit runs) and a session may stop
 in between: ``train`` continues a recipe's run with ``--resume`` and skips finished ones, ``exploit`` the same,
 and every measurement is written to ``--out`` (JSON) as soon as it is made, so ``report`` prints the table from
 whatever is there::
@@ -41,7 +42,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY_DIR = REPO / "configs" / "study"
-RECIPES: tuple[str, ...] = ("mix", "past-self", "pfsp", "exploiters", "expert-entropy")
+RECIPES: tuple[str, ...] = ("mix", "past-self", "pfsp", "exploiters", "expert-entropy", "exploiters-mixing")
 """The recipes in the order of the table; each is ``configs/study/<name>.yml``."""
 DEFAULT_ENV_STEPS = 20_000_000
 """Training budget of every recipe: about an hour of the compiled core on a quiet 2-core machine."""

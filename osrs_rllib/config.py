@@ -75,6 +75,7 @@ from osrs_rllib.config_types import (
     _log_level,
     _Section,
 )
+from policies.head_weights import head_names
 from policies.network_config import NetworkConfig
 
 __all__ = [
@@ -249,6 +250,12 @@ class PPOConfig(_Section):
     """Weight of the value loss in the total loss (0.5, CleanRL's value)."""
     entropy_coeff: NonNegativeStepSchedule = StepSchedule.constant(0.01)
     """Entropy bonus, a constant or ``[[step, value], ...]``; 0.01 keeps the 12 action heads exploring."""
+    head_entropy_weights: dict[str, float] = Field(default_factory=dict)
+    """Multipliers of the entropy bonus per action head, by head name (``{prayer: 4, attack: 4}``); heads not
+    named weigh 1, so the default is PPO's plain sum. Why per head: the prayer and attack-style choices are a
+    guessing game (spec §6.5: the protection up when the hit is made is what counts), where a fixed rule is what
+    an exploiter reads (docs/league.md "What the exploiter finds"), while eating or gear choices have a right
+    answer that a larger bonus on *every* head would only blur."""
     lr: PositiveStepSchedule = StepSchedule.constant(3e-4)
     """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
     grad_clip: float | None = Field(0.5, gt=0)
@@ -268,6 +275,17 @@ class PPOConfig(_Section):
     grad_accumulation_steps: PositiveInt = 1
     """Micro-batches each SGD minibatch is split into, their gradients summed (weighted by size) before one optimiser
     step: the same update with a k-th of the activations in memory (`osrs_rllib/grad_accumulation.py`); 1 = off."""
+
+    @field_validator("head_entropy_weights")
+    @classmethod
+    def _check_head_entropy_weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        names = head_names()
+        for name, weight in weights.items():
+            if name not in names:
+                raise _Invalid("unknown action head", _one_of(names), field=name, suggestion=_closest(name, names))
+            if not weight >= 0:
+                raise _Invalid(f"got {weight!r}", "a weight ≥ 0", field=name)
+        return weights
 
     @model_validator(mode="after")
     def _check_accumulation(self) -> PPOConfig:

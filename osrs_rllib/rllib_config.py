@@ -171,7 +171,7 @@ def _algorithm_config(cfg: TrainConfig) -> Any:
             num_epochs=ppo.num_epochs,
             train_batch_size=ppo.train_batch_size,
             minibatch_size=ppo.minibatch_size,
-            model=model_config(cfg.model),
+            model=model_config(cfg.model, ppo.head_entropy_weights),
         )
         .reporting(
             min_sample_timesteps_per_iteration=0, min_time_s_per_iteration=0, keep_per_episode_custom_metrics=False

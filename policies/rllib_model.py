@@ -42,6 +42,7 @@ from ray.rllib.policy.sample_batch import SampleBatch
 from torch import Tensor, nn
 
 from envs.nh.contract import NUM_HEADS, NUM_LOGITS
+from policies.head_weights import head_weight_vector
 from policies.model_file import save_model_file
 from policies.network import NHPolicyNetwork, batch_moments, combine_moments
 from policies.network_config import NetworkConfig
@@ -65,13 +66,23 @@ def register() -> None:
     ModelCatalog.register_custom_action_dist(DIST_NAME, NHActionDistribution)
 
 
-def model_config(network: NetworkConfig | Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The `model` entry of an RLlib algorithm config that selects this network."""
+def model_config(
+    network: NetworkConfig | Mapping[str, Any] | None = None,
+    head_entropy_weights: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """The `model` entry of an RLlib algorithm config that selects this network.
+
+    `head_entropy_weights` (``ppo.head_entropy_weights``) rides along in the model config because PPO's loss
+    asks the action distribution for its entropy and the distribution only sees the model.
+    """
     cfg = network if isinstance(network, NetworkConfig) else NetworkConfig.from_dict(network)
     return {
         "custom_model": MODEL_NAME,
         "custom_action_dist": DIST_NAME,
-        "custom_model_config": {"network": cfg.to_dict()},
+        "custom_model_config": {
+            "network": cfg.to_dict(),
+            "head_entropy_weights": head_weight_vector(head_entropy_weights),
+        },
     }
 
 
@@ -121,6 +132,11 @@ class NHTorchModel(TorchModelV2, nn.Module):
         self._critic_in: Tensor | None = None
         self._features: Tensor | None = None
         self._head_entropy: Tensor | None = None
+        weights = (model_config.get("custom_model_config") or {}).get("head_entropy_weights")
+        self.head_entropy_weights = torch.tensor(
+            weights if weights is not None else head_weight_vector(None), dtype=torch.float32
+        )
+        """Multiplier of each head's entropy in the loss's entropy bonus (1 each unless configured)."""
         self._pending: dict[str, tuple[float, np.ndarray, np.ndarray]] = {}
 
     def forward(
@@ -204,7 +220,9 @@ class NHActionDistribution(TorchDistributionWrapper):
     """Autoregressive distribution over the 12 heads, computed by the model's `NHPolicyNetwork`.
 
     `entropy()` is the sum of the heads' conditional entropies along the batch's own actions (those given
-    to `logp`, which PPO's loss calls first); `kl()` is the sum of per-head KL divergences along the same
+    to `logp`, which PPO's loss calls first), each weighted by the model's `head_entropy_weights` (all 1
+    unless ``ppo.head_entropy_weights`` says otherwise; the learner's ``entropy`` metric is this weighted sum,
+    ``entropy_<head>`` the unweighted parts); `kl()` is the sum of per-head KL divergences along the same
     actions. Both distributions of a KL use the current head weights (the stored inputs are trunk
     features), so the KL is an approximation; the configs keep `kl_coeff` at 0 and PPO's clipped ratio,
     which is exact, does the work.
@@ -249,7 +267,11 @@ class NHActionDistribution(TorchDistributionWrapper):
 
     def entropy(self) -> Tensor:
         log_probs = self._path_log_probs()
-        return -(log_probs.exp() * log_probs).sum(-1).sum(-1)
+        per_head = -(log_probs.exp() * log_probs).sum(-1)
+        weights = getattr(self.model, "head_entropy_weights", None)
+        if weights is not None:
+            per_head = per_head * weights.to(per_head.device, per_head.dtype)
+        return per_head.sum(-1)
 
     def kl(self, other: TorchDistributionWrapper) -> Tensor:
         assert isinstance(other, NHActionDistribution)

@@ -302,6 +302,8 @@ def test_wrong_type(override: str, key: str, expected: str) -> None:
         ("ppo.gae_lambda=1.5", "ppo.gae_lambda", "expected a value ≤ 1"),
         ("ppo.train_batch_size=0", "ppo.train_batch_size", "expected a value > 0"),
         ("ppo.rollout_fragment_length=0", "ppo.rollout_fragment_length", '"auto"'),
+        ("ppo.head_entropy_weights.prayr=2", "ppo.head_entropy_weights.prayr", "did you mean 'prayer'?"),
+        ("ppo.head_entropy_weights.prayer=-1", "ppo.head_entropy_weights.prayer", "expected a weight ≥ 0"),
         ("opponents.mix={baseline: 0, self_play: 0}", "opponents.mix", "every share is zero"),
         ("opponents.mix.baseline=-0.5", "opponents.mix.baseline", "expected a share ≥ 0"),
         ("evaluation.opponents=[tribird]", "evaluation.opponents", "did you mean 'tribrid'?"),
@@ -380,7 +382,7 @@ def test_config_show_error_is_one_line_with_exit_code_2() -> None:
     assert result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         "error: --set: ppo.lrr: unknown key; expected one of clip_param, entropy_coeff, gae_lambda, gamma,"
-        " grad_accumulation_steps, grad_clip,"
+        " grad_accumulation_steps, grad_clip, head_entropy_weights,"
         " kl_coeff, kl_target, lr, minibatch_size, num_epochs, rollout_fragment_length, train_batch_size,"
         " vf_clip_param, vf_loss_coeff (did you mean 'lr'?)"
     ]
@@ -509,3 +511,7 @@ def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> 
     assert study["exploiters"].league.main_exploiters == study["exploiters"].league.league_exploiters == 1
     assert study["expert-entropy"].opponents.normalized()["expert"] > 0
     assert study["expert-entropy"].ppo.entropy_coeff != main.ppo.entropy_coeff
+    mixing, exploiters = study["exploiters-mixing"], study["exploiters"]
+    assert (mixing.league, mixing.opponents) == (exploiters.league, exploiters.opponents)
+    assert mixing.ppo.model_copy(update={"head_entropy_weights": {}}) == exploiters.ppo
+    assert mixing.ppo.head_entropy_weights == {"attack": 5, "prayer": 5}

@@ -7,11 +7,14 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.models.modelv2 import restore_original_dimensions
+from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.tune.registry import register_env
 
-from envs.nh.contract import NUM_HEADS, NUM_LOGITS
+from envs.nh.contract import HEAD_SIZES, NUM_HEADS, NUM_LOGITS, Head
 from envs.opponents import LADDER, PRESCIENT
 from envs.rllib_env import NHMultiAgentEnv
 from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
@@ -196,8 +199,6 @@ def test_scripted_spec_rejects_unknown_names() -> None:
 
 
 def test_model_rejects_an_observation_without_mask() -> None:
-    from gymnasium import spaces
-
     space = spaces.Dict({"observations": spaces.Box(-1, 1, (10,), np.float32)})
     with pytest.raises(ValueError, match="needs a Dict observation space with 'observations' and 'action_mask'"):
         NHTorchModel(space, spaces.MultiDiscrete([4] * NUM_HEADS), 64 + NUM_LOGITS, model_config(SMALL), "m")
@@ -217,3 +218,57 @@ def test_scripted_sampling_twin_follows_weight_updates(nh_algo: Any) -> None:
         scripted, _, _ = twin.sample_from_features(features, mask, True, None)
     assert torch.equal(eager, scripted)
     assert torch.equal(twin.head_trunk.weight, model.net.head_trunk.weight)
+
+
+def _model_and_dist(weights: dict[str, float] | None) -> tuple[NHTorchModel, NHActionDistribution]:
+    """A model on the real observation space, and its distribution over a batch of real observations."""
+    env = NHMultiAgentEnv({"opponent": "agent", "params": {"include_opponent_observation": True}})
+    space = env.observation_space  # each seat's Dict space
+    prep = get_preprocessor(space)(space)
+    flat = prep.observation_space
+    flat.original_space = space
+    torch.manual_seed(0)
+    model = NHTorchModel(
+        flat, spaces.MultiDiscrete(list(HEAD_SIZES)), 64 + NUM_LOGITS, model_config(SMALL, weights), "m"
+    )
+    rows = [prep.transform(env.reset(seed=seed)[0]["player_0"]) for seed in range(8)]
+    inputs = torch.as_tensor(np.stack(rows), dtype=torch.float32)
+    dist_inputs, _ = model({"obs": restore_original_dimensions(inputs, flat, "torch")}, [], None)
+    return model, NHActionDistribution(dist_inputs, model)
+
+
+def test_head_entropy_weights_scale_each_heads_entropy_in_the_loss() -> None:
+    """``ppo.head_entropy_weights`` reaches the loss: the entropy PPO maximises is Σ w_h·H_h along the batch's
+    actions, and with no weights it is bit-identical to the plain sum (the study's recipes rely on that)."""
+    plain_model, plain = _model_and_dist(None)
+    actions, _, _ = plain.net.sample_from_features(plain.features.detach(), plain.mask)
+    plain.logp(actions)
+    per_head = plain_model._head_entropy
+    assert per_head is not None and float(per_head[:, Head.PRAYER].mean()) > 0.1  # a fresh policy still mixes
+    assert torch.equal(plain.entropy(), per_head.sum(-1))
+
+    weighted_model, weighted = _model_and_dist({"prayer": 4.0, "attack": 0.0})
+    weighted.logp(actions)
+    assert torch.equal(weighted_model._head_entropy, per_head)  # same seed, same network, same batch
+    expected = per_head.sum(-1) + 3.0 * per_head[:, Head.PRAYER] - per_head[:, Head.ATTACK]
+    torch.testing.assert_close(weighted.entropy(), expected)
+    # The bonus's gradient reaches the prayer head's logits, and none reaches the attack head's (weight 0).
+    weighted.entropy().sum().backward()
+    bias_grad = weighted_model.net.head_out_bias.grad
+    assert bias_grad is not None
+    assert float(bias_grad[Head.ATTACK].abs().sum()) == 0.0
+    assert float(bias_grad[Head.PRAYER].abs().sum()) > 0.0
+
+
+def test_the_recipe_s_head_entropy_weights_reach_the_rllib_model_config() -> None:
+    from pathlib import Path
+
+    from osrs_rllib.config import load_config
+    from osrs_rllib.rllib_config import _algorithm_config
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    mixing = _algorithm_config(load_config(configs / "study" / "exploiters-mixing.yml")).model["custom_model_config"]
+    expected = [5.0 if h in (Head.ATTACK, Head.PRAYER) else 1.0 for h in Head]
+    assert mixing["head_entropy_weights"] == expected
+    plain = _algorithm_config(load_config(configs / "nh.yml")).model["custom_model_config"]
+    assert plain["head_entropy_weights"] == [1.0] * NUM_HEADS

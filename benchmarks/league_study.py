@@ -10,7 +10,8 @@ recipe) is measured the way a user measures it:
   training rules (`benchmarks/model_card.py`'s ``win_rates`` machinery, the evaluation's fight options);
 * head to head against every other recipe's model, ``--h2h-fights`` per build, half from each seat
   (`osrs_rllib.exploit.evaluate_vs_model`, both sides greedy);
-* exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`).
+* exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`), against the model
+  playing greedy and, a second run, sampling (``--model-sampling``).
 
 Each stage is a separate, resumable command, because the whole study takes hours on 2 cores (six recipes of
 20M env steps are 10-18 hours of a 2-core machine, with the measurements and exploit runs) and a session may stop
@@ -21,7 +22,7 @@ whatever is there::
     .venv/bin/python benchmarks/league_study.py train --env-steps 20000000            # all recipes, in turn
     .venv/bin/python benchmarks/league_study.py train --recipes mix,pfsp --env-steps 20000000
     .venv/bin/python benchmarks/league_study.py measure                                # win rates + head to head
-    .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps each
+    .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps, 2 per recipe
     .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
 
 Nothing is asserted: this script prints figures; docs/league.md keeps the table it printed.
@@ -179,45 +180,63 @@ def measure(recipes: list[str], experiments: Path, out: Path, fights: int, h2h_f
         save_results(out, results)
 
 
-def exploit(recipes: list[str], experiments: Path, out: Path, env_steps: int) -> None:
-    """`osrs-rllib exploit` each recipe's model at the standard budget (resumable), then record the figure."""
+MODEL_MODES: tuple[str, ...] = ("greedy", "sampling")
+"""How the model plays in its exploit runs: greedy as `fight` and `serve` deploy it, and sampling its action
+distribution (`osrs-rllib exploit --model-sampling`); the bar is on the better of the two."""
+
+
+def exploit_key(model_mode: str) -> str:
+    """Where a recipe's entry keeps the exploit figure of one model mode."""
+    return "exploitability" if model_mode == "greedy" else "exploitability_model_sampling"
+
+
+def exploit(
+    recipes: list[str], experiments: Path, out: Path, env_steps: int, model_modes: tuple[str, ...] = MODEL_MODES
+) -> None:
+    """`osrs-rllib exploit` each recipe's model at the standard budget, once per model mode (resumable), then
+    record the figures."""
     results = load_results(out)
     for recipe in recipes:
         path = model_path(experiments, recipe)
         if not path.exists():
             print(f"{recipe}: no model yet, skipped")
             continue
-        name = f"{PREFIX}exploit-{recipe}"
-        exp = experiments / name
-        report_path = exp / "exploit.json"
-        report = json.loads(report_path.read_text()) if report_path.exists() else None
-        if report is None or report.get("exploitability") is None:
-            resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
-            code = _osrs(
-                "exploit",
-                str(path),
-                "--env-steps",
-                str(env_steps),
-                "--name",
-                name,
-                "--set",
-                f"experiments_dir={experiments}",
-                "--set",
-                "ray.include_dashboard=false",
-                "--resume" if resume else "--force",
-            )
-            if code != 0:
-                raise SystemExit(f"{recipe}: exploit exited with {code}")
-            report = json.loads(report_path.read_text())
-        ex = report["exploitability"]
-        entry = {
-            k: ex[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "mode", "env_steps", "steps_to_pass_half")
-        }
-        # The headline is the better of the exploiter's greedy and sampling play: keep both modes' final figures.
-        for mode, row in report.get("final", {}).get("modes", {}).items():
-            entry[f"final_{mode}"] = {k: row[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "fights")}
-        results["recipes"].setdefault(recipe, {})["exploitability"] = entry
-        save_results(out, results)
+        for mode in model_modes:
+            name = f"{PREFIX}exploit-{recipe}" + ("-sampling" if mode == "sampling" else "")
+            exp = experiments / name
+            report_path = exp / "exploit.json"
+            report = json.loads(report_path.read_text()) if report_path.exists() else None
+            if report is None or report.get("exploitability") is None:
+                resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
+                code = _osrs(
+                    "exploit",
+                    str(path),
+                    "--env-steps",
+                    str(env_steps),
+                    "--name",
+                    name,
+                    "--set",
+                    f"experiments_dir={experiments}",
+                    "--set",
+                    "ray.include_dashboard=false",
+                    *(["--model-sampling"] if mode == "sampling" else []),
+                    "--resume" if resume else "--force",
+                )
+                if code != 0:
+                    raise SystemExit(f"{recipe}: exploit ({mode} model) exited with {code}")
+                report = json.loads(report_path.read_text())
+            results["recipes"].setdefault(recipe, {})[exploit_key(mode)] = exploit_entry(report)
+            save_results(out, results)
+
+
+def exploit_entry(report: dict[str, Any]) -> dict[str, Any]:
+    """What the study keeps of an `exploit.json`: the headline, and both exploiter modes' final figures (the
+    headline is the better of the exploiter's greedy and sampling play)."""
+    ex = report["exploitability"]
+    entry = {k: ex[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "mode", "env_steps", "steps_to_pass_half")}
+    for mode, row in report.get("final", {}).get("modes", {}).items():
+        entry[f"final_{mode}"] = {k: row[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "fights")}
+    return entry
 
 
 def _pct(row: dict[str, Any] | None) -> str:
@@ -237,24 +256,32 @@ def _exploit_cell(ex: dict[str, Any] | None) -> str:
     return _pct(ex)
 
 
+def _passes_half(ex: dict[str, Any] | None) -> str:
+    if ex is None:
+        return "–"
+    half = ex.get("steps_to_pass_half")
+    return f"{half:,}" if half else "never"
+
+
 def report(results: dict[str, Any]) -> str:
     recipes = [r for r in RECIPES if r in results["recipes"]]
     lines = [
         "| recipe | env steps | vs baseline | vs expert | weakest build vs expert "
-        "| exploitability (4M): exploiter greedy / sampling | passes 50 % at |",
-        "|---|---|---|---|---|---|---|",
+        "| exploitability (4M), model greedy: exploiter greedy / sampling | model sampling: exploiter greedy / "
+        "sampling | passes 50 % at (model greedy / sampling) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in recipes:
         e = results["recipes"][r]
         expert = e.get("expert")
         weakest = min(expert["by_build"].items(), key=lambda kv: kv[1]) if expert else None
-        ex = e.get("exploitability")
-        half = ex.get("steps_to_pass_half") if ex else None
+        modes = [e.get(exploit_key(m)) for m in MODEL_MODES]
         lines.append(
             f"| {r} | {e.get('env_steps') or 0:,} | {_pct(e.get('baseline'))} | {_pct(expert)} | "
             + (f"{weakest[0]} {weakest[1]:.1%}" if weakest else "–")
-            + f" | {_exploit_cell(ex)} | "
-            + ("–" if ex is None else (f"{half:,}" if half else "never"))
+            + "".join(f" | {_exploit_cell(ex)}" for ex in modes)
+            + " | "
+            + " / ".join(_passes_half(ex) for ex in modes)
             + " |"
         )
     if results.get("head_to_head"):
@@ -287,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fights", type=int, default=500, help="fights per build against baseline and expert")
     parser.add_argument("--h2h-fights", type=int, default=100, help="head-to-head fights per build and pair")
     parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
+    parser.add_argument(
+        "--model-modes", default=",".join(MODEL_MODES), help="exploit: how the model plays, greedy and/or sampling"
+    )
     args = parser.parse_args(argv)
     recipes = [r for r in args.recipes.split(",") if r]
     unknown = [r for r in recipes if not (STUDY_DIR / f"{r}.yml").exists()]
@@ -299,7 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     elif args.stage == "measure":
         measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine)
     elif args.stage == "exploit":
-        exploit(recipes, experiments, args.out, args.env_steps or STANDARD_EXPLOIT_STEPS)
+        modes = tuple(m for m in args.model_modes.split(",") if m)
+        if not modes or set(modes) - set(MODEL_MODES):
+            parser.error(f"--model-modes {args.model_modes!r}: expected a comma-separated subset of {MODEL_MODES}")
+        exploit(recipes, experiments, args.out, args.env_steps or STANDARD_EXPLOIT_STEPS, modes)
     print(report(load_results(args.out)))
     print(f"({args.stage}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     return 0

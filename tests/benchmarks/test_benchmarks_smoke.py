@@ -210,11 +210,15 @@ def test_league_study_table_states_greedy_and_sampling_exploitability() -> None:
     finals = {"final_deterministic": {**pct(0.927), "fights": 600}, "final_stochastic": {**pct(0.867), "fights": 600}}
     ex = {**pct(0.927), "mode": "deterministic", "env_steps": 4_005_888, "steps_to_pass_half": 1_228_800, **finals}
     old = {**pct(0.9), "mode": "deterministic", "env_steps": 4_000_000, "steps_to_pass_half": None}
-    table = report({"recipes": {"mix": {"env_steps": 20_004_864, "exploitability": ex},
+    sampled = {**pct(0.915), "mode": "deterministic", "env_steps": 4_005_888, "steps_to_pass_half": 1_232_896,
+               "final_deterministic": {**pct(0.915), "fights": 600}, "final_stochastic": {**pct(0.823), "fights": 600}}
+    table = report({"recipes": {"mix": {"env_steps": 20_004_864, "exploitability": ex,
+                                        "exploitability_model_sampling": sampled},
                                 "pfsp": {"env_steps": 1, "exploitability": old}}, "head_to_head": {}})  # fmt: skip
     mix, pfsp = (line for line in table.splitlines() if line.startswith(("| mix", "| pfsp")))
-    assert "92.7% [90.7%, 94.7%] / 86.7% [84.7%, 88.7%] | 1,228,800 |" in mix
-    assert "| 90.0% [88.0%, 92.0%] | never |" in pfsp
+    assert "| 92.7% [90.7%, 94.7%] / 86.7% [84.7%, 88.7%] | 91.5% [89.5%, 93.5%] / 82.3% [80.3%, 84.3%] |" in mix
+    assert mix.endswith("| 1,228,800 / 1,232,896 |")
+    assert "| 90.0% [88.0%, 92.0%] | – | never / – |" in pfsp
 
 
 def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from envs.nh.contract import NUM_HEADS, Head
+from envs.nh.contract import Head
 
 
 def head_names() -> list[str]:
@@ -21,6 +21,4 @@ def head_weight_vector(weights: Mapping[str, float] | None) -> list[float]:
     unknown = sorted(set(weights) - set(head_names()))
     if unknown:
         raise ValueError(f"unknown action heads {unknown}; the heads are {head_names()}")
-    vector = [float(weights.get(name, 1.0)) for name in head_names()]
-    assert len(vector) == NUM_HEADS
-    return vector
+    return [float(weights.get(name, 1.0)) for name in head_names()]

@@ -268,10 +268,8 @@ class NHActionDistribution(TorchDistributionWrapper):
     def entropy(self) -> Tensor:
         log_probs = self._path_log_probs()
         per_head = -(log_probs.exp() * log_probs).sum(-1)
-        weights = getattr(self.model, "head_entropy_weights", None)
-        if weights is not None:
-            per_head = per_head * weights.to(per_head.device, per_head.dtype)
-        return per_head.sum(-1)
+        assert isinstance(self.model, NHTorchModel)
+        return (per_head * self.model.head_entropy_weights.to(per_head)).sum(-1)
 
     def kl(self, other: TorchDistributionWrapper) -> Tensor:
         assert isinstance(other, NHActionDistribution)

@@ -121,8 +121,15 @@ def fight(
     ) as bar:
         task = bar.add_task("fights", total=n)
         summary = run_fights(
-            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds,
-            record=record, engine=engine,
+            a,
+            b,
+            n,
+            seed,
+            options,
+            progress=lambda done: bar.update(task, completed=done),
+            builds=builds,
+            record=record,
+            engine=engine,
         )
     Console().print(_summary_table(summary))
     if summary.rules is not None:
@@ -144,8 +151,11 @@ def replay(
         bool, typer.Option("--verify", help="Re-run the fight from its seed and actions; exit 1 if any tick differs.")
     ] = False,
     engine: Annotated[
-        str, typer.Option(help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
-                          "or python (either verifies a replay recorded on either).")
+        str,
+        typer.Option(
+            help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
+            "or python (either verifies a replay recorded on either)."
+        ),
     ] = "auto",
 ) -> None:
     """Write a replay as one self-contained HTML page (no network needed to view it), or --verify it."""
@@ -337,7 +347,13 @@ def train(
 
 @app.command()
 def exploit(
-    model: Annotated[str, typer.Argument(metavar="MODEL", help="A *.nhmodel file or an experiment directory.")],
+    model: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="MODEL...",
+            help="A *.nhmodel file or an experiment directory; several make one opponent that picks one per fight.",
+        ),
+    ],
     minutes: Annotated[
         float | None,
         typer.Option(help="Also stop after this many training minutes (a guard; minutes depend on the machine)."),
@@ -365,7 +381,8 @@ def exploit(
     ] = False,
 ) -> None:
     """Train a fresh learner against the frozen MODEL only and report its win rate against MODEL over time:
-    MODEL's exploitability at --env-steps (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json)."""
+    MODEL's exploitability at --env-steps (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json).
+    Several MODELs are a per-fight mixture: the exploiter faces one of them, drawn uniformly, in every fight."""
     from osrs_rllib.exploit import run_exploit
 
     code = run_exploit(
@@ -497,8 +514,10 @@ def behaviour_cloning(
     ] = None,
     player: Annotated[
         list[str] | None,
-        typer.Option(help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
-                     "seat that acted (not the in-simulator baseline)."),
+        typer.Option(
+            help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
+            "seat that acted (not the in-simulator baseline)."
+        ),
     ] = None,
     epochs: Annotated[int | None, typer.Option(min=1, help="Passes over the training fights (default 6).")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Samples per step (default 1024).")] = None,

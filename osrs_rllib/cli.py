@@ -121,15 +121,8 @@ def fight(
     ) as bar:
         task = bar.add_task("fights", total=n)
         summary = run_fights(
-            a,
-            b,
-            n,
-            seed,
-            options,
-            progress=lambda done: bar.update(task, completed=done),
-            builds=builds,
-            record=record,
-            engine=engine,
+            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds,
+            record=record, engine=engine,
         )
     Console().print(_summary_table(summary))
     if summary.rules is not None:
@@ -151,11 +144,8 @@ def replay(
         bool, typer.Option("--verify", help="Re-run the fight from its seed and actions; exit 1 if any tick differs.")
     ] = False,
     engine: Annotated[
-        str,
-        typer.Option(
-            help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
-            "or python (either verifies a replay recorded on either)."
-        ),
+        str, typer.Option(help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
+                          "or python (either verifies a replay recorded on either).")
     ] = "auto",
 ) -> None:
     """Write a replay as one self-contained HTML page (no network needed to view it), or --verify it."""
@@ -514,10 +504,8 @@ def behaviour_cloning(
     ] = None,
     player: Annotated[
         list[str] | None,
-        typer.Option(
-            help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
-            "seat that acted (not the in-simulator baseline)."
-        ),
+        typer.Option(help="Learn only this seat (0, 1) or player name (e.g. expert); repeatable. Default: every "
+                     "seat that acted (not the in-simulator baseline)."),
     ] = None,
     epochs: Annotated[int | None, typer.Option(min=1, help="Passes over the training fights (default 6).")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="Samples per step (default 1024).")] = None,

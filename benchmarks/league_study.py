@@ -2,7 +2,8 @@
 
 Every recipe is a preset in ``configs/study/`` (``mix``: today's ``nh.yml``; ``past-self``; ``pfsp``;
 ``exploiters``: ``nh-exploiters.yml``; ``expert-entropy``; ``exploiters-mixing``: exploiters with a larger
-entropy bonus on the attack-style and prayer heads). Each trains the same env steps, then its final
+entropy bonus on the attack-style and prayer heads; ``exploiters-expert``: exploiters with the expert rung in
+main's mix). Each trains the same env steps, then its final
 model (``models/latest.nhmodel``: the same budget for every recipe; ``best`` would pick a different step per
 recipe) is measured the way a user measures it:
 
@@ -43,7 +44,15 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 STUDY_DIR = REPO / "configs" / "study"
-RECIPES: tuple[str, ...] = ("mix", "past-self", "pfsp", "exploiters", "expert-entropy", "exploiters-mixing")
+RECIPES: tuple[str, ...] = (
+    "mix",
+    "past-self",
+    "pfsp",
+    "exploiters",
+    "expert-entropy",
+    "exploiters-mixing",
+    "exploiters-expert",
+)
 """The recipes in the order of the table; each is ``configs/study/<name>.yml``."""
 DEFAULT_ENV_STEPS = 20_000_000
 """Training budget of every recipe: about an hour of the compiled core on a quiet 2-core machine."""

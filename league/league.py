@@ -196,6 +196,7 @@ class League:
             iteration=int(iteration if iteration is not None else self.iteration),
             created_at=float(created_at if created_at is not None else self.clock()),
             reason=reason,
+            env_steps=self.env_steps,
         )
         self.qualities[snap.player_id] = initial_quality([self.qualities[s] for s in self.snapshots_of(source)])
         self.snapshots[snap.player_id] = snap

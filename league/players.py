@@ -192,6 +192,10 @@ class Snapshot:
     """Wall-clock time (Unix seconds) at which it was taken."""
     reason: str = "interval"
     """Why it was taken: ``interval`` (main's cadence), ``win_rate``, ``step_budget`` or ``manual``."""
+    env_steps: int | None = None
+    """The whole run's env steps when it was taken, the figure a model file exported by training records (with
+    exploiters it is more than `training_steps`, which counts the source's own share); None in leagues saved
+    before it was recorded."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

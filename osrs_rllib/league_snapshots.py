@@ -60,6 +60,8 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
         entries = json.loads(league_files[-1].read_text())["league"].get("snapshots", [])
         entry = next((e for e in entries if e.get("player_id") == snapshot_id), None)
         if entry is not None:
-            metadata |= {"iteration": entry.get("iteration"), "training_steps": entry.get("training_steps")}
+            # `env_steps` as a model file written by training has it (the run's, so exploit reports and cards
+            # compare past selves with final models); a league saved before snapshots recorded it has none
+            metadata |= {k: entry.get(k) for k in ("iteration", "env_steps", "training_steps")}
     save_model_file(net, out, frame_stack=frame_offsets(cfg.env.frame_stack), metadata=metadata)
     return load_model_file(out).metadata

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from league import EvictEvent, League, LeagueConfig, Outcome, SnapshotEvent
+from league.players import Snapshot
 
 LEAGUE_DIR = Path(__file__).resolve().parents[2] / "league"
 OUTCOMES = st.sampled_from([Outcome.WIN, Outcome.DRAW, Outcome.LOSS])
@@ -151,11 +152,25 @@ def test_snapshot_metadata_and_inherited_ratings() -> None:
         "iteration": 4,
         "created_at": 99.0,
         "reason": "manual",
+        "env_steps": 0,
     }
     assert league.ratings.get("main@v1").mu == league.ratings.get("main").mu
     assert league.ratings.get("main@v1").elo == 1516.0
     with pytest.raises(ValueError, match="only learners"):
         league.add_snapshot("main@v1")
+
+
+def test_snapshot_records_the_runs_env_steps_beside_its_sources_share() -> None:
+    """A model exported from a snapshot states the run's env steps, as a final model does; an exploiter's own
+    training steps are only its share of them."""
+    league = League(LeagueConfig(main_exploiters=1, snapshot_interval=1, exploiter_min_games=10**9))
+    (main_snap,) = league.on_iteration(1, 8192, learner_steps={"main": 4096, "main_exploiter_0": 4096})
+    assert (main_snap.snapshot.env_steps, main_snap.snapshot.training_steps) == (8192, 4096)
+    (event,) = league.add_snapshot("main_exploiter_0", reason="step_budget")
+    assert (event.snapshot.env_steps, event.snapshot.training_steps) == (8192, 4096)
+    old = event.snapshot.to_dict()
+    del old["env_steps"]  # a league.json written before snapshots recorded it still loads
+    assert Snapshot.from_dict(old).env_steps is None
 
 
 def test_fixed_players() -> None:

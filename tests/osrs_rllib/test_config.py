@@ -515,3 +515,11 @@ def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> 
     assert (mixing.league, mixing.opponents) == (exploiters.league, exploiters.opponents)
     assert mixing.ppo.model_copy(update={"head_entropy_weights": {}}) == exploiters.ppo
     assert mixing.ppo.head_entropy_weights == {"attack": 5, "prayer": 5}
+    with_expert = study["exploiters-expert"]
+    assert (with_expert.league, with_expert.ppo) == (exploiters.league, exploiters.ppo)
+    mix, before = with_expert.opponents.normalized(), exploiters.opponents.normalized()
+    assert "expert" not in before and mix["expert"] == pytest.approx(0.2)
+    assert mix["baseline"] == pytest.approx(before["baseline"] - 0.2)
+    assert {k: v for k, v in mix.items() if k not in ("expert", "baseline")} == pytest.approx(
+        {k: v for k, v in before.items() if k != "baseline"}
+    )

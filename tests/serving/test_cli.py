@@ -66,6 +66,7 @@ def test_export_a_league_snapshot(tmp_path: Path) -> None:
     import torch
 
     from envs.nh.contract import CRITIC_SIZE
+    from league.players import Snapshot
     from osrs_rllib.config import dump_config, load_config
     from policies.network import NHPolicyNetwork
 
@@ -76,11 +77,19 @@ def test_export_a_league_snapshot(tmp_path: Path) -> None:
     torch.manual_seed(4)
     net = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, cfg.model)
     np.savez(exp / "league" / "main@v2.npz", **{f"net.{k}": v.numpy() for k, v in net.state_dict().items()})
+    # the league's record of the snapshot, as the run's last checkpoint keeps it (league/callback.py)
+    snap = Snapshot("main@v2", "main", 2, training_steps=4096, iteration=10, created_at=0.0, env_steps=8192)
+    (exp / "checkpoints" / "iter-000012").mkdir(parents=True)
+    league_state = {"league": {"snapshots": [snap.to_dict()]}}
+    (exp / "checkpoints" / "iter-000012" / "league.json").write_text(json.dumps(league_state))
     out = tmp_path / "v2.nhmodel"
     result = runner.invoke(app, ["export", str(exp), "--snapshot", "main@v2", "-o", str(out)])
     assert result.exit_code == 0, result.output
     model = load_model_file(out)
     assert model.metadata["snapshot"] == "main@v2" and model.metadata["config"]["env"] == cfg.to_dict()["env"]
+    # counted as a final model counts (the run's env steps), and the source's own share beside it
+    md = model.metadata
+    assert (md["iteration"], md["env_steps"], md["training_steps"]) == (10, 8192, 4096)
     obs = np.random.default_rng(0).normal(size=(5, OBS_SIZE)).astype(np.float32)
     mask = np.ones((5, NUM_LOGITS), dtype=np.float32)
     with torch.no_grad():

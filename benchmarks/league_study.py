@@ -23,8 +23,14 @@ whatever is there::
     .venv/bin/python benchmarks/league_study.py train --env-steps 20000000            # all recipes, in turn
     .venv/bin/python benchmarks/league_study.py train --recipes mix,pfsp --env-steps 20000000
     .venv/bin/python benchmarks/league_study.py measure                                # win rates + head to head
+    .venv/bin/python benchmarks/league_study.py measure --reference mix-1cf6cfb=docs/results/study/mix-1cf6cfb.nhmodel
     .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps, 2 per recipe
     .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
+
+``--reference NAME=MODEL`` seats a model the study did not train (an earlier run of a recipe, a shipped model)
+beside the recipes in ``measure``'s ratings and head to head. A row only ever holds one model's figures: when a
+recipe's model changes (retrained), ``measure`` and ``exploit`` drop what was measured on the old weights and
+``exploit`` starts its runs over.
 
 Nothing is asserted: this script prints figures; docs/league.md keeps the table it printed.
 """
@@ -124,8 +130,44 @@ def _act_of(model: Any) -> Any:
     return act
 
 
-def measure(recipes: list[str], experiments: Path, out: Path, fights: int, h2h_fights: int, engine: str) -> None:
-    """Win rates against the baseline and the expert, and every pair head to head; saved as they come."""
+def parse_references(values: list[str]) -> dict[str, Path]:
+    """``NAME=MODEL`` pairs: models the study did not train (an earlier run of a recipe, a shipped model) that
+    `measure` rates and seats head to head beside the recipes, under their own names."""
+    refs: dict[str, Path] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--reference {value!r}: expected NAME=MODEL, e.g. old-mix=docs/results/study/old.nhmodel")
+        if name in RECIPES or name in refs or "|" in name:
+            raise ValueError(f"--reference {value!r}: the name {name!r} is a recipe's, taken, or holds '|'")
+        if not Path(path).is_file():
+            raise ValueError(f"--reference {value!r}: no model file at {path}")
+        refs[name] = Path(path)
+    return refs
+
+
+def entry_for(results: dict[str, Any], name: str, tensor_sha256: str | None) -> dict[str, Any]:
+    """The results entry of `name`'s model, emptied first when it holds another model's figures (a recipe
+    retrained, or a reference replaced): a row must never mix the measurements of two sets of weights."""
+    entry = results["recipes"].setdefault(name, {})
+    if entry.get("tensor_sha256") not in (None, tensor_sha256):
+        print(f"{name}: the model changed since it was measured; its old figures are dropped", flush=True)
+        entry.clear()
+    entry["tensor_sha256"] = tensor_sha256
+    return entry
+
+
+def measure(
+    recipes: list[str],
+    experiments: Path,
+    out: Path,
+    fights: int,
+    h2h_fights: int,
+    engine: str,
+    references: dict[str, Path] | None = None,
+) -> None:
+    """Win rates against the baseline and the expert, and every pair head to head (recipes and references);
+    saved as they come."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     from model_card import CARD_SEED, training_params
 
@@ -134,11 +176,13 @@ def measure(recipes: list[str], experiments: Path, out: Path, fights: int, h2h_f
     from policies.model_file import load_model_file
 
     results = load_results(out)
-    models = {r: load_model_file(model_path(experiments, r)) for r in recipes if model_path(experiments, r).exists()}
+    paths = {r: model_path(experiments, r) for r in recipes} | dict(references or {})
+    models = {r: load_model_file(path) for r, path in paths.items() if path.exists()}
     for recipe, model in models.items():
-        entry = results["recipes"].setdefault(recipe, {})
+        entry = entry_for(results, recipe, model.meta.get("tensor_sha256"))
         entry["env_steps"] = model.metadata.get("env_steps")
-        entry["tensor_sha256"] = model.meta.get("tensor_sha256")
+        if recipe in (references or {}):
+            entry["reference"] = str(paths[recipe])
         for opponent in ("baseline", "expert"):
             if entry.get(opponent, {}).get("tensor_sha256") == entry["tensor_sha256"]:
                 continue
@@ -204,19 +248,24 @@ def exploit(
 ) -> None:
     """`osrs-rllib exploit` each recipe's model at the standard budget, once per model mode (resumable), then
     record the figures."""
+    from policies.model_file import load_model_file
+
     results = load_results(out)
     for recipe in recipes:
         path = model_path(experiments, recipe)
         if not path.exists():
             print(f"{recipe}: no model yet, skipped")
             continue
+        sha = load_model_file(path).meta.get("tensor_sha256")
+        entry = entry_for(results, recipe, sha)
         for mode in model_modes:
             name = f"{PREFIX}exploit-{recipe}" + ("-sampling" if mode == "sampling" else "")
             exp = experiments / name
             report_path = exp / "exploit.json"
             report = json.loads(report_path.read_text()) if report_path.exists() else None
-            if report is None or report.get("exploitability") is None:
-                resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
+            stale = report is not None and exploited_sha(report) != sha  # the recipe was retrained since
+            if report is None or report.get("exploitability") is None or stale:
+                resume = not stale and (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
                 code = _osrs(
                     "exploit",
                     str(path),
@@ -234,15 +283,22 @@ def exploit(
                 if code != 0:
                     raise SystemExit(f"{recipe}: exploit ({mode} model) exited with {code}")
                 report = json.loads(report_path.read_text())
-            results["recipes"].setdefault(recipe, {})[exploit_key(mode)] = exploit_entry(report)
+            entry[exploit_key(mode)] = exploit_entry(report)
             save_results(out, results)
+
+
+def exploited_sha(report: dict[str, Any]) -> str | None:
+    """The weights checksum of the model an `exploit.json` measured (``model``: the one model, in every version
+    of the report)."""
+    return (report.get("model") or {}).get("tensor_sha256")
 
 
 def exploit_entry(report: dict[str, Any]) -> dict[str, Any]:
     """What the study keeps of an `exploit.json`: the headline, and both exploiter modes' final figures (the
-    headline is the better of the exploiter's greedy and sampling play)."""
+    headline is the better of the exploiter's greedy and sampling play), with the weights it measured."""
     ex = report["exploitability"]
     entry = {k: ex[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "mode", "env_steps", "steps_to_pass_half")}
+    entry["tensor_sha256"] = exploited_sha(report)
     for mode, row in report.get("final", {}).get("modes", {}).items():
         entry[f"final_{mode}"] = {k: row[k] for k in ("win_rate", "win_rate_low", "win_rate_high", "fights")}
     return entry
@@ -273,7 +329,7 @@ def _passes_half(ex: dict[str, Any] | None) -> str:
 
 
 def report(results: dict[str, Any]) -> str:
-    recipes = [r for r in RECIPES if r in results["recipes"]]
+    recipes = [r for r in RECIPES if r in results["recipes"]] + sorted(set(results["recipes"]) - set(RECIPES))
     lines = [
         "| recipe | env steps | vs baseline | vs expert | weakest build vs expert "
         "| exploitability (4M), model greedy: exploiter greedy / sampling | model sampling: exploiter greedy / "
@@ -324,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--h2h-fights", type=int, default=100, help="head-to-head fights per build and pair")
     parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
     parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="measure: a model the study did not train, rated and seated head to head beside the recipes (repeatable)",
+    )
+    parser.add_argument(
         "--model-modes", default=",".join(MODEL_MODES), help="exploit: how the model plays, greedy and/or sampling"
     )
     args = parser.parse_args(argv)
@@ -331,12 +394,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [r for r in recipes if not (STUDY_DIR / f"{r}.yml").exists()]
     if unknown:
         parser.error(f"unknown recipes {unknown}; the presets are {sorted(p.stem for p in STUDY_DIR.glob('*.yml'))}")
+    try:
+        references = parse_references(args.reference)
+    except ValueError as exc:
+        parser.error(str(exc))
     experiments = args.experiments_dir.resolve()
     t0 = time.perf_counter()
     if args.stage == "train":
         train(recipes, args.env_steps or DEFAULT_ENV_STEPS, experiments)
     elif args.stage == "measure":
-        measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine)
+        measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine, references)
     elif args.stage == "exploit":
         modes = tuple(m for m in args.model_modes.split(",") if m)
         if not modes or set(modes) - set(MODEL_MODES):

@@ -221,6 +221,41 @@ def test_league_study_table_states_greedy_and_sampling_exploitability() -> None:
     assert "| 90.0% [88.0%, 92.0%] | – | never / – |" in pfsp
 
 
+def test_league_study_rows_hold_one_models_figures_and_references_join_the_table(tmp_path: Path) -> None:
+    """A retrained recipe must not keep the exploit figures of its old weights; a reference (a model the study
+    did not train) gets its own row after the recipes."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from league_study import entry_for, exploited_sha, parse_references, report
+
+    row = {"win_rate": 0.9, "win_rate_low": 0.88, "win_rate_high": 0.92}
+    results = {"recipes": {"mix": {"tensor_sha256": "old", "expert": row, "exploitability": row}}, "head_to_head": {}}
+    assert entry_for(results, "mix", "old")["exploitability"] == row  # same weights: kept
+    assert entry_for(results, "mix", "new") == {"tensor_sha256": "new"}  # retrained: dropped
+    assert results["recipes"]["mix"] == {"tensor_sha256": "new"}
+    assert exploited_sha({"model": {"tensor_sha256": "abc"}}) == "abc" and exploited_sha({}) is None
+
+    model = tmp_path / "old-mix.nhmodel"
+    model.write_bytes(b"")
+    assert parse_references([f"mix-1cf6cfb={model}"]) == {"mix-1cf6cfb": model}
+    for bad, why in [
+        ("mix-1cf6cfb", "expected NAME=MODEL"),
+        (f"mix={model}", "recipe's"),
+        (f"mix-x={tmp_path / 'none.nhmodel'}", "no model file"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            parse_references([bad])
+    with pytest.raises(ValueError, match="taken"):
+        parse_references([f"a={model}", f"a={model}"])
+
+    results["recipes"]["mix-1cf6cfb"] = {"env_steps": 5, "expert": {**row, "by_build": {"MED": 0.9}}}
+    results["recipes"]["mix"] |= {"env_steps": 5, "expert": {**row, "by_build": {"MED": 0.8}}}
+    results["head_to_head"]["mix|mix-1cf6cfb"] = {"win_rate": 0.55, "losses": 40, "fights": 100}
+    lines = report(results).splitlines()
+    rows = [line.split(" |")[0] for line in lines if line.startswith("| mix")]
+    assert rows == ["| mix", "| mix-1cf6cfb", "| mix", "| mix-1cf6cfb"]  # the table, then the head to head
+    assert "| mix-1cf6cfb | 40.0% | – |" in lines
+
+
 def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
     import numpy as np
     import torch

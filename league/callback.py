@@ -286,7 +286,7 @@ class LeagueRunner:
         plan = LeaguePlan(
             generation=self.generation,
             learners=learners,
-            learner_probs=tuple(1.0 / len(learners) for _ in learners),
+            learner_probs=tuple(self.league.learner_shares().values()),
             tables=final,
         )
         algorithm.env_runner_group.foreach_env(lambda env: env.set_league_plan(plan))

@@ -47,6 +47,11 @@ class LeagueConfigError(KeyedError):
 
 _Limit = positive_count_or_null("no limit")
 _SnapshotInterval = positive_count_or_null("no snapshots of main")
+_MainShare = Annotated[
+    Annotated[float, Strict(), Field(gt=0, lt=1)] | None,
+    expect("a number in (0, 1), or null (every learner an equal share)"),
+]
+
 
 def _check_mix(values: Any) -> Mapping[str, float]:
     """Check every key and share of the mix; returns a read-only copy with float shares."""
@@ -102,6 +107,11 @@ class LeagueConfig:
     """Length of that window of recent games; no win-rate decision before it is full."""
     exploiter_step_budget: _Limit = 5_000_000
     """Env steps after which an exploiter is checkpointed whatever its win rate (null: never)."""
+    main_share: _MainShare = None
+    """Share of the episodes whose learner is main while exploiters train beside it; the exploiters split the
+    rest equally (null: every learner an equal share). Episodes are the learners' one shared budget: drawn
+    equally, main's own games were 30 % of a three-learner run's env steps (docs/league.md), so main met its mix
+    (the scripted rungs, its past selves) far less than in a one-learner run of the same length."""
     league_exploiter_reset_probability: Probability = 0.25
     """Chance that a league exploiter is reset to main's weights after a checkpoint (main exploiters: always)."""
     elo_k: PositiveNumber = 32.0

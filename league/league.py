@@ -132,6 +132,16 @@ class League:
         """``main`` then the exploiters: the players whose weights train."""
         return [MAIN, *self.exploiters]
 
+    def learner_shares(self) -> dict[str, float]:
+        """Each learner's share of the episodes, in `learners` order: main's is `LeagueConfig.main_share`, the
+        exploiters split the rest; equal shares when it is unset (and all of them when main trains alone)."""
+        learners = self.learners
+        share = self.config.main_share
+        if share is None or len(learners) == 1:
+            return {pid: 1.0 / len(learners) for pid in learners}
+        rest = (1.0 - share) / (len(learners) - 1)
+        return {pid: share if pid == MAIN else rest for pid in learners}
+
     def players(self) -> list[str]:
         """Every player the league knows: learners, snapshots (oldest first), fixed players."""
         return [*self.learners, *self.snapshots, *self.fixed]

@@ -18,7 +18,7 @@ def test_defaults() -> None:
         5_000_000,
         0.25,
     )
-    assert (c.elo_k, c.elo_start, c.max_snapshots, c.seed) == (32.0, 1500.0, None, 0)
+    assert (c.elo_k, c.elo_start, c.max_snapshots, c.seed, c.main_share) == (32.0, 1500.0, None, 0, None)
     assert c.mix == {"self_play": 0.5, "prioritized": 0.3, "pfsp": 0.2}
 
 
@@ -49,6 +49,8 @@ def test_unknown_key_names_the_closest_valid_one() -> None:
         ({"max_snapshots": 0}, "max_snapshots", "or null"),
         ({"main_exploiters": True}, "main_exploiters", "non-negative integer"),
         ({"eta": 0}, "eta", "positive number"),
+        ({"main_share": 1.0}, "main_share", r"\(0, 1\), or null"),
+        ({"main_share": 0.0}, "main_share", r"\(0, 1\), or null"),
     ],
 )
 def test_invalid_values(values: dict, key: str, match: str) -> None:

@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -228,3 +229,38 @@ def test_league_imports_no_ray_no_torch_and_nothing_of_the_application() -> None
                 assert name.split(".")[0] not in forbidden, f"{path.name} imports {name}"
     code = "import sys, league.league; bad = {'ray', 'torch'} & set(sys.modules); assert not bad, bad"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=LEAGUE_DIR.parent)
+
+
+class _PlanRecorder:
+    """What `LeagueRunner.plan` touches of an RLlib algorithm when no slot needs weights: the plan it pushes to
+    the environments."""
+
+    def __init__(self) -> None:
+        self.plans: list[Any] = []
+        self.env_runner_group = self
+
+    def foreach_env(self, fn: Any) -> None:
+        env = type("Env", (), {"set_league_plan": lambda _self, plan: self.plans.append(plan)})()
+        fn(env)
+
+
+@pytest.mark.parametrize(("main_share", "expected"), [(None, [1 / 3, 1 / 3, 1 / 3]), (0.6, [0.6, 0.2, 0.2])])
+def test_main_share_is_how_often_the_environments_draw_main(
+    tmp_path: Path, main_share: float | None, expected: list[float]
+) -> None:
+    """Counts the learners the environments' own draw (`LeaguePlan.draw`) produces over 30,000 episodes."""
+    from league.callback import LeagueRunner
+
+    config = LeagueConfig(main_exploiters=1, league_exploiters=1, main_share=main_share, opponent_mix={"baseline": 1})
+    league = League(config)
+    league.add_fixed_player("baseline")
+    runner = LeagueRunner(league, tmp_path, slots=2, fixed_policies={"baseline": None})
+    algo = _PlanRecorder()
+    runner.plan(algo)
+    (plan,) = algo.plans
+    assert plan.learners == ("main", "main_exploiter_0", "league_exploiter_0")
+    rng = np.random.default_rng(0)
+    draws = [plan.draw(rng)[0] for _ in range(30_000)]
+    shares = [draws.count(learner) / len(draws) for learner in plan.learners]
+    assert shares == pytest.approx(expected, abs=0.015)
+    assert League(LeagueConfig(main_share=0.6)).learner_shares() == {"main": 1.0}  # alone, main has them all

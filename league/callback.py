@@ -130,6 +130,9 @@ class LeagueRunner:
     slot_groups: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """The snapshots in the slots per (learner, kind), in slot order, as last drawn."""
     plans_since_draw: int = 0
+    drawn_probability: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """(learner, kind, snapshot) → the snapshot's chance within its kind when the slots were last drawn: the p_i of
+    the quality update (`League.record_game`) for every game the slot plays until the next draw."""
     played: dict[str, int] = field(default_factory=dict)
     learner_steps: dict[str, int] = field(default_factory=dict)
     _rng: np.random.Generator = field(init=False, repr=False)
@@ -183,7 +186,8 @@ class LeagueRunner:
             self.learner_steps[r.learner] = self.learner_steps.get(r.learner, 0) + r.env_steps
             if r.generation != self.generation and player_kind(r.opponent) == "snapshot":
                 continue  # its slot may have been refilled mid-fight: played, not scored
-            self.league.record_game(r.learner, r.opponent, r.score, kind=r.kind)
+            drawn = self.drawn_probability.get((r.learner, r.kind, r.opponent))
+            self.league.record_game(r.learner, r.opponent, r.score, kind=r.kind, drawn_probability=drawn)
             scored += 1
         events = self.league.on_iteration(iteration, env_steps, dict(self.learner_steps) or None)
         self.apply(algorithm, events)
@@ -266,10 +270,12 @@ class LeagueRunner:
             self.generation += 1
             self.plans_since_draw = 0
             self.slot_groups = {}
+            self.drawn_probability = {}
             for group, rows in groups.items():
                 probs = np.asarray([p for _, p in rows]) / mass[group]
                 draws = self._rng.choice(len(rows), size=slots_for[group], p=probs)
                 self.slot_groups[group] = [rows[int(k)][0] for k in draws]
+                self.drawn_probability.update({(*group, rows[int(k)][0]): float(probs[k]) for k in draws})
         self.plans_since_draw += 1
         for (learner, kind), pids in self.slot_groups.items():
             for pid in pids:

@@ -291,7 +291,14 @@ class League:
     # Results
     # -----------------------------------------------------------------------------------------------------
 
-    def record_game(self, player_a: str, player_b: str, outcome: Outcome | float, kind: str | None = None) -> None:
+    def record_game(
+        self,
+        player_a: str,
+        player_b: str,
+        outcome: Outcome | float,
+        kind: str | None = None,
+        drawn_probability: float | None = None,
+    ) -> None:
         """Count one finished game: payoff, ratings, qualities, exploiter windows and per-kind statistics.
 
         Args:
@@ -301,6 +308,11 @@ class League:
             kind: The mix kind that drew `player_b` (`OpponentChoice.kind`); None infers it from the id.
                 Only games drawn by ``prioritized`` (or of unknown kind) lower a snapshot's quality, since
                 the 1/(N·p_i) step assumes the snapshot was drawn with probability p_i.
+            drawn_probability: p_i as it was when `player_b` was drawn (its chance within the kind); None uses
+                today's. Training holds a drawn snapshot in an opponent slot for many games, and each win lowers
+                today's p_i: stepping by today's 1/p_i compounds over those games until p_i underflows to 0 (a
+                `past-self` study run crashed on it, docs/league.md). With the draw's p_i a snapshot's expected
+                step is OpenAI Five's, where every game is drawn anew.
         """
         outcome = as_outcome(outcome)
         kind_a, kind_b = player_kind(player_a), player_kind(player_b)
@@ -315,7 +327,7 @@ class League:
         self.payoff.record(player_a, player_b, outcome)
         self.ratings.update(player_a, player_b, outcome)
         if kind in (None, PRIORITIZED):
-            self._lower_quality_on_win(player_a, player_b, outcome)
+            self._lower_quality_on_win(player_a, player_b, outcome, drawn_probability)
         if kind is None:
             self._lower_quality_on_win(player_b, player_a, outcome.flipped())
         for pid, o in ((player_a, outcome), (player_b, outcome.flipped())):
@@ -332,15 +344,20 @@ class League:
         stats[1] = stats[1] * decay + outcome.score
         stats[2] = stats[2] * decay + 1.0
 
-    def _lower_quality_on_win(self, learner: str, opponent: str, outcome: Outcome) -> None:
+    def _lower_quality_on_win(
+        self, learner: str, opponent: str, outcome: Outcome, drawn_probability: float | None = None
+    ) -> None:
         """OpenAI Five: when `learner` beats its own snapshot i, q_i ← q_i − η/(N·p_i)."""
         if outcome is not Outcome.WIN or opponent not in self.qualities:
             return
         if self.snapshots[opponent].source != learner:
             return
         pool = self.snapshots_of(learner)
-        probs = softmax([self.qualities[s] for s in pool])
-        p_i = float(probs[pool.index(opponent)])
+        if drawn_probability is None:
+            drawn_probability = float(softmax([self.qualities[s] for s in pool])[pool.index(opponent)])
+        if drawn_probability <= 0:
+            return  # a chance that underflowed to 0: the snapshot cannot have been drawn by its quality
+        p_i = drawn_probability
         self.qualities[opponent] = lowered_quality(self.qualities[opponent], self.config.eta, len(pool), p_i)
 
     # -----------------------------------------------------------------------------------------------------

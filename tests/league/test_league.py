@@ -231,17 +231,33 @@ def test_league_imports_no_ray_no_torch_and_nothing_of_the_application() -> None
     subprocess.run([sys.executable, "-c", code], check=True, cwd=LEAGUE_DIR.parent)
 
 
-class _PlanRecorder:
-    """What `LeagueRunner.plan` touches of an RLlib algorithm when no slot needs weights: the plan it pushes to
-    the environments."""
+class _Algorithm:
+    """What `LeagueRunner` touches of an RLlib algorithm, in one process: the plan it pushes to the environments,
+    the finished games they report (`results`), and the slot policies it fills."""
 
     def __init__(self) -> None:
         self.plans: list[Any] = []
+        self.results: list[Any] = []
         self.env_runner_group = self
 
-    def foreach_env(self, fn: Any) -> None:
-        env = type("Env", (), {"set_league_plan": lambda _self, plan: self.plans.append(plan)})()
-        fn(env)
+    def foreach_env(self, fn: Any) -> list[list[Any]]:
+        algo = self
+
+        class Env:
+            def set_league_plan(self, plan: Any) -> None:
+                algo.plans.append(plan)
+
+            def pop_league_results(self) -> list[Any]:
+                popped, algo.results = algo.results, []
+                return popped
+
+        return [[fn(Env())]]
+
+    def get_policy(self, _policy_id: str) -> Any:
+        return type("Policy", (), {"set_weights": lambda _self, _weights: None})()
+
+    def sync_weights(self, policies: list[str]) -> None:
+        pass
 
 
 @pytest.mark.parametrize(("main_share", "expected"), [(None, [1 / 3, 1 / 3, 1 / 3]), (0.6, [0.6, 0.2, 0.2])])
@@ -255,7 +271,7 @@ def test_main_share_is_how_often_the_environments_draw_main(
     league = League(config)
     league.add_fixed_player("baseline")
     runner = LeagueRunner(league, tmp_path, slots=2, fixed_policies={"baseline": None})
-    algo = _PlanRecorder()
+    algo = _Algorithm()
     runner.plan(algo)
     (plan,) = algo.plans
     assert plan.learners == ("main", "main_exploiter_0", "league_exploiter_0")
@@ -264,3 +280,26 @@ def test_main_share_is_how_often_the_environments_draw_main(
     shares = [draws.count(learner) / len(draws) for learner in plan.learners]
     assert shares == pytest.approx(expected, abs=0.015)
     assert League(LeagueConfig(main_share=0.6)).learner_shares() == {"main": 1.0}  # alone, main has them all
+
+
+def test_a_snapshot_held_in_a_slot_is_lowered_by_the_chance_it_was_drawn_with(tmp_path: Path) -> None:
+    """A slot plays its snapshot for many games between draws. Stepping each win by today's 1/p_i compounded (each
+    win lowers p_i) until p_i underflowed and a study run crashed (ZeroDivisionError); each win now steps by the
+    draw's p_i, so 400 straight wins lower the quality by exactly 400·η/(N·p_draw)."""
+    from league.callback import LeagueResult, LeagueRunner
+
+    league = League(LeagueConfig(opponent_mix={"prioritized": 1.0}, snapshot_interval=None))
+    runner = LeagueRunner(league, tmp_path, slots=1, fixed_policies={})
+    for i in range(1, 21):
+        (event,) = league.add_snapshot("main", iteration=i)
+        runner.save_weights(event.snapshot_id, {"w": np.zeros(1, np.float32)})
+    algo = _Algorithm()
+    runner.plan(algo)
+    ((held, _),) = runner.slot_contents
+    p_draw = runner.drawn_probability[("main", "prioritized", held)]
+    assert p_draw == pytest.approx(1 / 20)  # equal qualities
+    algo.results = [LeagueResult("main", held, "prioritized", 1.0, runner.generation, 100)] * 400
+    runner.after_iteration(algo, iteration=1, env_steps=8192)
+    expected = -400 * league.config.eta / (20 * p_draw)
+    assert league.qualities[held] == pytest.approx(expected)
+    assert sum(league.opponent_table("main").probs) == pytest.approx(1.0)

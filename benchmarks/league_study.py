@@ -27,6 +27,10 @@ whatever is there::
     .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps, 2 per recipe
     .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
 
+On a fresh machine the stages read what has landed in ``docs/results/study`` (``--landed``) where the
+experiments and ``--out`` lack it: a recipe whose model landed is not trained again, its figures and exploit runs
+are not measured again, and it plays the head to head from its landed file.
+
 ``--reference NAME=MODEL`` seats a model the study did not train (an earlier run of a recipe, a shipped model)
 beside the recipes in ``measure``'s ratings and head to head. A row only ever holds one model's figures: when a
 recipe's model changes (retrained), ``measure`` and ``exploit`` drop what was measured on the old weights and
@@ -64,18 +68,31 @@ DEFAULT_ENV_STEPS = 20_000_000
 """Training budget of every recipe: about an hour of the compiled core on a quiet 2-core machine."""
 STANDARD_EXPLOIT_STEPS = 4_000_000
 PREFIX = "study-"
+LANDED = REPO / "docs" / "results" / "study"
+"""What the study has landed in the repository (docs/results/study/README.md): each finished recipe's model
+``<recipe>.nhmodel`` and every figure so far, ``league-study.json``. A session may start on a fresh machine with
+no ``experiments/``, so the stages read the study from here where their own files are missing."""
 
 
 def run_name(recipe: str) -> str:
     return f"{PREFIX}{recipe}"
 
 
-def model_path(experiments: Path, recipe: str) -> Path:
-    return experiments / run_name(recipe) / "models" / "latest.nhmodel"
+def model_path(experiments: Path, recipe: str, landed: Path | None = LANDED) -> Path:
+    """The recipe's final model: its run's ``latest.nhmodel``, else the landed copy (the run is gone), else the
+    run's path, which does not exist yet."""
+    trained = experiments / run_name(recipe) / "models" / "latest.nhmodel"
+    if trained.exists() or landed is None or not (landed / f"{recipe}.nhmodel").exists():
+        return trained
+    return landed / f"{recipe}.nhmodel"
 
 
-def load_results(out: Path) -> dict[str, Any]:
-    return json.loads(out.read_text()) if out.exists() else {"recipes": {}, "head_to_head": {}}
+def load_results(out: Path, landed: Path | None = LANDED) -> dict[str, Any]:
+    """The figures measured so far: `out`, else (a fresh machine) the landed ones, so nothing is measured twice."""
+    for path in (out, None if landed is None else landed / "league-study.json"):
+        if path is not None and path.exists():
+            return json.loads(path.read_text())
+    return {"recipes": {}, "head_to_head": {}}
 
 
 def save_results(out: Path, results: dict[str, Any]) -> None:
@@ -96,12 +113,16 @@ def _finished(exp_dir: Path) -> bool:
     return status.exists() and json.loads(status.read_text()).get("state") == "finished"
 
 
-def train(recipes: list[str], env_steps: int, experiments: Path) -> None:
-    """Train each recipe to `env_steps` (minutes unlimited), resuming a run that stopped part-way."""
+def train(recipes: list[str], env_steps: int, experiments: Path, landed: Path | None = LANDED) -> None:
+    """Train each recipe to `env_steps` (minutes unlimited), resuming a run that stopped part-way; a recipe whose
+    final model has landed and whose run is not here (another machine trained it) is finished."""
     for recipe in recipes:
         exp = experiments / run_name(recipe)
         if _finished(exp) and (exp / "models" / "latest.nhmodel").exists():
             print(f"{recipe}: finished already ({exp})")
+            continue
+        if not exp.exists() and model_path(experiments, recipe, landed).exists():
+            print(f"{recipe}: finished already (landed: {model_path(experiments, recipe, landed)})")
             continue
         resume = (exp / "checkpoints").is_dir() and any((exp / "checkpoints").iterdir())
         args = [
@@ -165,6 +186,7 @@ def measure(
     h2h_fights: int,
     engine: str,
     references: dict[str, Path] | None = None,
+    landed: Path | None = LANDED,
 ) -> None:
     """Win rates against the baseline and the expert, and every pair head to head (recipes and references);
     saved as they come."""
@@ -175,8 +197,8 @@ def measure(
     from osrs_rllib.exploit import evaluate_vs_model
     from policies.model_file import load_model_file
 
-    results = load_results(out)
-    paths = {r: model_path(experiments, r) for r in recipes} | dict(references or {})
+    results = load_results(out, landed)
+    paths = {r: model_path(experiments, r, landed) for r in recipes} | dict(references or {})
     models = {r: load_model_file(path) for r, path in paths.items() if path.exists()}
     for recipe, model in models.items():
         entry = entry_for(results, recipe, model.meta.get("tensor_sha256"))
@@ -244,21 +266,29 @@ def exploit_key(model_mode: str) -> str:
 
 
 def exploit(
-    recipes: list[str], experiments: Path, out: Path, env_steps: int, model_modes: tuple[str, ...] = MODEL_MODES
+    recipes: list[str],
+    experiments: Path,
+    out: Path,
+    env_steps: int,
+    model_modes: tuple[str, ...] = MODEL_MODES,
+    landed: Path | None = LANDED,
 ) -> None:
     """`osrs-rllib exploit` each recipe's model at the standard budget, once per model mode (resumable), then
     record the figures."""
     from policies.model_file import load_model_file
 
-    results = load_results(out)
+    results = load_results(out, landed)
     for recipe in recipes:
-        path = model_path(experiments, recipe)
+        path = model_path(experiments, recipe, landed)
         if not path.exists():
             print(f"{recipe}: no model yet, skipped")
             continue
         sha = load_model_file(path).meta.get("tensor_sha256")
         entry = entry_for(results, recipe, sha)
         for mode in model_modes:
+            if entry.get(exploit_key(mode), {}).get("tensor_sha256") == sha:
+                print(f"{recipe}: exploited already ({mode} model)")
+                continue
             name = f"{PREFIX}exploit-{recipe}" + ("-sampling" if mode == "sampling" else "")
             exp = experiments / name
             report_path = exp / "exploit.json"
@@ -387,6 +417,13 @@ def main(argv: list[str] | None = None) -> int:
         help="measure: a model the study did not train, rated and seated head to head beside the recipes (repeatable)",
     )
     parser.add_argument(
+        "--landed",
+        type=lambda v: None if v in ("", "none") else Path(v),
+        default=LANDED,
+        help="where the study's finished models and figures landed, read where --experiments-dir and --out lack "
+        "them ('none': only those)",
+    )
+    parser.add_argument(
         "--model-modes", default=",".join(MODEL_MODES), help="exploit: how the model plays, greedy and/or sampling"
     )
     args = parser.parse_args(argv)
@@ -401,15 +438,15 @@ def main(argv: list[str] | None = None) -> int:
     experiments = args.experiments_dir.resolve()
     t0 = time.perf_counter()
     if args.stage == "train":
-        train(recipes, args.env_steps or DEFAULT_ENV_STEPS, experiments)
+        train(recipes, args.env_steps or DEFAULT_ENV_STEPS, experiments, args.landed)
     elif args.stage == "measure":
-        measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine, references)
+        measure(recipes, experiments, args.out, args.fights, args.h2h_fights, args.engine, references, args.landed)
     elif args.stage == "exploit":
         modes = tuple(m for m in args.model_modes.split(",") if m)
         if not modes or set(modes) - set(MODEL_MODES):
             parser.error(f"--model-modes {args.model_modes!r}: expected a comma-separated subset of {MODEL_MODES}")
-        exploit(recipes, experiments, args.out, args.env_steps or STANDARD_EXPLOIT_STEPS, modes)
-    print(report(load_results(args.out)))
+        exploit(recipes, experiments, args.out, args.env_steps or STANDARD_EXPLOIT_STEPS, modes, args.landed)
+    print(report(load_results(args.out, args.landed)))
     print(f"({args.stage}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     return 0
 

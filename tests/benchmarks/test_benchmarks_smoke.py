@@ -256,6 +256,45 @@ def test_league_study_rows_hold_one_models_figures_and_references_join_the_table
     assert "| mix-1cf6cfb | 40.0% | – |" in lines
 
 
+def test_league_study_continues_on_a_fresh_machine_from_what_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session may start with no experiments: a recipe whose model and figures landed in docs/results/study is
+    neither trained nor exploited again, and plays from its landed file; a run trained here wins over it."""
+    import shutil
+
+    sys.path.insert(0, str(BENCHMARKS))
+    import league_study
+
+    landed, experiments = tmp_path / "landed", tmp_path / "experiments"
+    landed.mkdir()
+    model = landed / "pfsp.nhmodel"
+    shutil.copy(REPO / "docs" / "results" / "study" / "exploiters.nhmodel", model)
+    from policies.model_file import load_model_file
+
+    sha = load_model_file(model).meta["tensor_sha256"]
+    ex = {"win_rate": 0.7, "win_rate_low": 0.66, "win_rate_high": 0.74, "tensor_sha256": sha}
+    figures = {"recipes": {"pfsp": {"tensor_sha256": sha, "exploitability": ex, "exploitability_model_sampling": ex}},
+               "head_to_head": {}}  # fmt: skip
+    (landed / "league-study.json").write_text(json.dumps(figures))
+
+    def no_run(*args: str) -> int:
+        raise AssertionError(f"ran osrs-rllib {args}")
+
+    monkeypatch.setattr(league_study, "_osrs", no_run)
+    assert league_study.model_path(experiments, "pfsp", landed) == model
+    assert league_study.load_results(tmp_path / "out.json", landed) == figures
+    league_study.train(["pfsp"], 20_000_000, experiments, landed)
+    league_study.exploit(["pfsp"], experiments, tmp_path / "out.json", 4_000_000, landed=landed)
+    assert capsys.readouterr().out.count("already") == 3
+    assert league_study.model_path(experiments, "mix", landed) == experiments / "study-mix/models/latest.nhmodel"
+    trained_here = experiments / "study-pfsp" / "models" / "latest.nhmodel"
+    trained_here.parent.mkdir(parents=True)
+    trained_here.write_bytes(model.read_bytes())
+    assert league_study.model_path(experiments, "pfsp", landed) == trained_here
+    assert league_study.model_path(experiments, "pfsp", None) == trained_here
+
+
 def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
     import numpy as np
     import torch

@@ -357,8 +357,9 @@ class League:
             drawn_probability = float(softmax([self.qualities[s] for s in pool])[pool.index(opponent)])
         if drawn_probability <= 0:
             return  # a chance that underflowed to 0: the snapshot cannot have been drawn by its quality
-        p_i = drawn_probability
-        self.qualities[opponent] = lowered_quality(self.qualities[opponent], self.config.eta, len(pool), p_i)
+        self.qualities[opponent] = lowered_quality(
+            self.qualities[opponent], self.config.eta, len(pool), drawn_probability
+        )
 
     # -----------------------------------------------------------------------------------------------------
     # Decisions

@@ -5,6 +5,7 @@ How to run this script::
     .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel                      # 500 fights per build
     .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel --fights 50          # quicker, wider intervals
     .venv/bin/python benchmarks/model_card.py MODEL --exploit experiments/exploit-nh-main # + exploitability
+    .venv/bin/python benchmarks/model_card.py MODEL --exploit RUN --exploit SAMPLING_RUN  # both model modes
     .venv/bin/python benchmarks/model_card.py MODEL --json                                # one JSON object
     .venv/bin/python benchmarks/model_card.py MODEL --jobs 2 --cache card.json            # 2 processes, resumable
 
@@ -19,8 +20,11 @@ What is measured, and under which rules (`docs/models.md` holds the cards this s
   **model's own training rules** (the ``env.params`` and frame stack recorded in the file, with the
   evaluation's seat options), evaluation seeds from ``--seed``. Each cell has its 95 % Wilson interval. The
   headline of a row is the mean over the trained builds (equal fights per build).
-* **Exploitability**: read from an ``osrs-rllib exploit`` run's ``exploit.json`` (``--exploit DIR``), which must
-  have exploited this very file (same weight checksum) at the standard budget; the card states the budget.
+* **Exploitability**: read from ``osrs-rllib exploit`` runs' ``exploit.json`` (``--exploit DIR`` or ``--exploit
+  FILE``, once per run), each of which must have exploited this very file (same weight checksum); the card states
+  each run's budget. Give it the run against the model's greedy play and the one against its sampling play
+  (``exploit --model-sampling``): the model's figure is the lower of the two, each run's the better of its
+  exploiter's greedy and sampling play (docs/league.md, "The league study").
 
 Nothing is asserted: this script prints figures.
 """
@@ -157,15 +161,17 @@ def win_rates(
     return [done[_cache_key(sha, fights, seed, engine, o)] for o in OPPONENTS]
 
 
-def exploitability(exploit_dir: Path, tensor_sha256: str | None) -> dict[str, Any]:
-    """The exploit run's final figures; refuses a run that exploited another file."""
-    report = json.loads((exploit_dir / EXPLOIT_FILE).read_text())
+def exploitability(exploit: Path, tensor_sha256: str | None) -> dict[str, Any]:
+    """One exploit run's final figures, from its experiment directory or a copy of its report (a landed
+    ``docs/results/.../exploit-*.json``); refuses a run that exploited another file."""
+    report = json.loads((exploit / EXPLOIT_FILE if exploit.is_dir() else exploit).read_text())
     if report["model"].get("tensor_sha256") != tensor_sha256:
-        raise SystemExit(f"{exploit_dir} exploited weights {report['model'].get('tensor_sha256')}, not this file's")
+        raise SystemExit(f"{exploit} exploited weights {report['model'].get('tensor_sha256')}, not this file's")
     if report.get("exploitability") is None:
-        raise SystemExit(f"{exploit_dir} has no final exploitability yet (state {report.get('state')!r})")
+        raise SystemExit(f"{exploit} has no final exploitability yet (state {report.get('state')!r})")
     final = report["final"]
     return {
+        "report": str(exploit),
         "model_mode": report.get("evaluation", {}).get("model_mode", "deterministic"),
         **report["exploitability"],
         "modes": {
@@ -218,8 +224,8 @@ def markdown(card: dict[str, Any]) -> str:
     for row in rows:
         cells = [_build_cell(row["by_build"][b]) if b in row["by_build"] else "–" for b in builds]
         lines.append(f"| {row['opponent']} | {_cell(row)} | " + " | ".join(cells) + " |")
-    ex = card.get("exploitability")
-    if ex:
+    runs = card.get("exploitability") or []
+    for ex in runs:
         lines += [
             "",
             f"Exploitability at {ex['budget_env_steps']:,} exploiter env steps (`osrs-rllib exploit`, "
@@ -230,9 +236,18 @@ def markdown(card: dict[str, Any]) -> str:
             + ", ".join(f"{m} {_cell(r)}" for m, r in ex["modes"].items())
             + "; the exploiter first passed 50 % "
             + (f"after {ex['steps_to_pass_half']:,} env steps" if ex.get("steps_to_pass_half") else "never")
-            + ".",
+            + f" (`{ex['report']}`).",
         ]
+    if len(runs) > 1:
+        worst = model_exploitability(runs)
+        lines += ["", f"The model's exploitability, the lower of its runs: **{_cell(worst)}**."]
     return "\n".join(lines)
+
+
+def model_exploitability(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model's figure over its exploit runs (greedy and sampling play): the one the exploiter did worst in,
+    since a deployment picks the mode that holds better."""
+    return min(runs, key=lambda ex: ex["win_rate"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,12 +256,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fights", type=int, default=DEFAULT_FIGHTS, help="fights per build and opponent")
     parser.add_argument("--seed", type=int, default=CARD_SEED)
     parser.add_argument("--engine", default="auto", choices=["auto", "core", "python"])
-    parser.add_argument("--exploit", type=Path, help="an `osrs-rllib exploit` experiment of this file")
+    parser.add_argument(
+        "--exploit",
+        type=Path,
+        action="append",
+        default=[],
+        help="an `osrs-rllib exploit` experiment (or its exploit.json) of this file; repeat for each run",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
     parser.add_argument("--jobs", type=int, default=1, help="processes playing opponents side by side")
     parser.add_argument("--cache", type=Path, help="JSON file of finished rows: an interrupted card resumes from it")
     args = parser.parse_args(argv)
     model = load_model_file(args.model)
+    # Read the exploit runs first: a wrong one should stop the card before its hour of fights, not after.
+    runs = [exploitability(e, model.meta.get("tensor_sha256")) for e in args.exploit]
     t0 = time.perf_counter()
     card: dict[str, Any] = {
         "identity": identity(args.model, model),
@@ -255,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         "win_rates": win_rates(args.model, args.fights, args.seed, args.engine, jobs=args.jobs, cache=args.cache),
         "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
     }
-    if args.exploit is not None:
-        card["exploitability"] = exploitability(args.exploit, model.meta.get("tensor_sha256"))
+    if runs:
+        card["exploitability"] = runs
     card["seconds"] = time.perf_counter() - t0
     print(json.dumps(card, indent=2) if args.json else markdown(card))
     return 0

@@ -210,8 +210,14 @@ def test_league_study_table_states_greedy_and_sampling_exploitability() -> None:
     finals = {"final_deterministic": {**pct(0.927), "fights": 600}, "final_stochastic": {**pct(0.867), "fights": 600}}
     ex = {**pct(0.927), "mode": "deterministic", "env_steps": 4_005_888, "steps_to_pass_half": 1_228_800, **finals}
     old = {**pct(0.9), "mode": "deterministic", "env_steps": 4_000_000, "steps_to_pass_half": None}
-    sampled = {**pct(0.915), "mode": "deterministic", "env_steps": 4_005_888, "steps_to_pass_half": 1_232_896,
-               "final_deterministic": {**pct(0.915), "fights": 600}, "final_stochastic": {**pct(0.823), "fights": 600}}
+    sampled = {
+        **pct(0.915),
+        "mode": "deterministic",
+        "env_steps": 4_005_888,
+        "steps_to_pass_half": 1_232_896,
+        "final_deterministic": {**pct(0.915), "fights": 600},
+        "final_stochastic": {**pct(0.823), "fights": 600},
+    }
     table = report({"recipes": {"mix": {"env_steps": 20_004_864, "exploitability": ex,
                                         "exploitability_model_sampling": sampled},
                                 "pfsp": {"env_steps": 1, "exploitability": old}}, "head_to_head": {}})  # fmt: skip
@@ -320,3 +326,32 @@ def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
     rows = json.loads(proc.stdout)["rows"]
     assert [r["snapshot"] for r in rows] == ["main@v1", "main@v2"]
     assert all(r["fights"] == 6 and 0.0 <= r["win_rate"] <= 1.0 for r in rows)  # one per trained build
+
+
+def test_model_card_with_both_exploit_runs() -> None:
+    """A card states each exploit run (the model greedy and sampling) and the model's figure, the lower one."""
+    study = "docs/results/study"
+    runs = (f"{study}/exploit-exploiters.json", f"{study}/exploit-exploiters-model-sampling.json")
+    proc = _run(
+        "model_card.py", f"{study}/exploiters.nhmodel", "--fights", "1", "--exploit", runs[0], "--exploit", runs[1]
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "### `exploiters.nhmodel`" in out and "| expert |" in out
+    reports = [json.loads((REPO / r).read_text())["exploitability"] for r in runs]
+    for run, report in zip(runs, reports, strict=True):
+        assert f"**{report['win_rate']:.1%}**" in out and f"(`{run}`)" in out
+    lowest = min(r["win_rate"] for r in reports)
+    assert f"The model's exploitability, the lower of its runs: **{lowest:.1%} [" in out
+
+
+def test_model_card_refuses_an_exploit_run_of_other_weights() -> None:
+    proc = _run(
+        "model_card.py",
+        "docs/results/study/exploiters.nhmodel",
+        "--fights",
+        "1",
+        "--exploit",
+        "docs/results/exploit-nh-main-v1.json",
+    )
+    assert proc.returncode != 0 and "not this file's" in proc.stderr

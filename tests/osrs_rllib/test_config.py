@@ -31,6 +31,8 @@ from policies.network_config import NetworkConfig
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
 PRESETS = ("nh", "smoke", "nh-cluster")
+ALL_PRESETS = tuple(sorted(p.stem for p in CONFIGS.glob("*.yml")))
+"""Every preset a user can name (`configs/*.yml`), the study's recipes apart (tests/league checks those)."""
 
 
 def _write(path: Path, text: str) -> Path:
@@ -51,7 +53,7 @@ def _error(path: Path | str, overrides: tuple[str, ...] = ()) -> ConfigError:
 # ---- presets -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", ALL_PRESETS)
 def test_preset_loads_and_round_trips_through_dump(preset: str, tmp_path: Path) -> None:
     cfg = load_config(CONFIGS / f"{preset}.yml")
     assert cfg.name == preset  # the file's stem, also for presets that extend nh.yml
@@ -102,6 +104,16 @@ def test_main_preset_writes_every_hyperparameter_out() -> None:
     assert set(raw["env"]["reward_weights"]) == {f.name for f in dataclasses.fields(RewardWeights)}
     per_episode = {"extra", "agent", "target", "episode_id", "opponent", "first_player_baseline"}
     assert set(raw["env"]["params"]) == {f.name for f in dataclasses.fields(FightParams)} - per_episode
+
+
+def test_long_preset_is_the_exploiters_league_at_the_study_budget() -> None:
+    """nh-long.yml reproduces the shipped main model's training (docs/models.md): the league study's `exploiters`
+    recipe at its 20M env steps, whatever the machine's speed."""
+    long, league = load_config(CONFIGS / "nh-long.yml"), load_config(CONFIGS / "nh-exploiters.yml")
+    assert long.stop.env_steps == 20_000_000 and long.stop.minutes is None and long.stop.iterations is None
+    a, b = long.model_dump(), league.model_dump()
+    assert {k for k in a if a[k] != b[k]} == {"name", "stop"}
+    assert long.league.main_exploiters == 1 and long.league.league_exploiters == 1
 
 
 def test_smoke_and_cluster_presets_change_only_their_scale() -> None:

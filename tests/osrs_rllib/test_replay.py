@@ -283,6 +283,9 @@ def test_fight_command_records_models_on_both_seats(models: dict[str, Path], tmp
     assert "winrate.nhmodel" in page
     # nothing to fetch: no http(s) URL besides the SVG namespace name (the browser test watches the network)
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page)
+    # its own (empty) icon: else a browser asks the server that serves the page for /favicon.ico, and `play`'s
+    # replay link logs a 404 in the console (the play browser test fails on console errors)
+    assert '<link rel="icon" href="data:,">' in page
 
     def hp(lines: list[dict]) -> None:
         lines[-2]["players"][0]["hp"] = 0

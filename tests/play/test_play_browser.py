@@ -182,7 +182,10 @@ def _assert_no_errors(events: list[dict[str, Any]]) -> None:
         or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") in ("error", "assert"))
         or (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")
     ]  # fmt: skip
-    assert not errors, errors
+    # name each error by its text and the resource it came from: a bare 404 does not say which request failed
+    entries = [e["params"].get("entry", e["params"]) for e in errors]
+    named = [(entry.get("text"), entry.get("url")) for entry in entries]
+    assert not errors, named
 
 
 def test_closing_the_tab_mid_fight_leaves_the_server_serving(

@@ -8,6 +8,7 @@ How to run this script::
     .venv/bin/python benchmarks/model_card.py MODEL --exploit RUN --exploit SAMPLING_RUN  # both model modes
     .venv/bin/python benchmarks/model_card.py MODEL --json                                # one JSON object
     .venv/bin/python benchmarks/model_card.py MODEL --jobs 2 --cache card.json            # 2 processes, resumable
+    .venv/bin/python benchmarks/model_card.py MODEL --sampling baseline,expert            # + rows of sampling play
 
 What is measured, and under which rules (`docs/models.md` holds the cards this script printed):
 
@@ -20,6 +21,11 @@ What is measured, and under which rules (`docs/models.md` holds the cards this s
   **model's own training rules** (the ``env.params`` and frame stack recorded in the file, with the
   evaluation's seat options), evaluation seeds from ``--seed``. Each cell has its 95 % Wilson interval. The
   headline of a row is the mean over the trained builds (equal fights per build).
+* **Sampling play** (``--sampling OPPONENTS``): the same fights against the named opponents with the model sampling
+  each action head instead of taking its most probable value: how ``serve`` answers a request that leaves out
+  ``deterministic``, and how a model's
+  sampling exploit run (``exploit --model-sampling``) meets it, so that a model whose exploitability is its
+  sampling run's can be judged against the scripted rungs in the same mode.
 * **Exploitability**: read from ``osrs-rllib exploit`` runs' ``exploit.json`` (``--exploit DIR`` or ``--exploit
   FILE``, once per run), each of which must have exploited this very file (same weight checksum); the card states
   each run's budget. Give it the run against the model's greedy play and the one against its sampling play
@@ -89,8 +95,10 @@ def identity(path: Path, model: ModelFile) -> dict[str, Any]:
     }
 
 
-def _opponent_row(path: Path, opponent: str, fights: int, seed: int, engine: str) -> dict[str, Any]:
-    """One opponent's evaluation row (`EvalResult.to_dict()`), the model greedy in seat 0.
+def _opponent_row(
+    path: Path, opponent: str, fights: int, seed: int, engine: str, deterministic: bool = True
+) -> dict[str, Any]:
+    """One opponent's evaluation row (`EvalResult.to_dict()`), the model in seat 0, greedy unless told to sample.
 
     Takes the file's path, not the loaded model, so that a worker process of ``--jobs`` loads its own copy (the
     fights of one opponent are one batch; opponents are independent)."""
@@ -108,7 +116,7 @@ def _opponent_row(path: Path, opponent: str, fights: int, seed: int, engine: str
         [opponent],
         fights,
         params=training_params(model),
-        deterministic=True,
+        deterministic=deterministic,
         seed=seed,
         frame_stack=model.frame_stack,
         unseen_builds=UNSEEN_BUILDS,
@@ -120,14 +128,23 @@ def _opponent_row(path: Path, opponent: str, fights: int, seed: int, engine: str
     return row
 
 
-def _cache_key(sha256: str, fights: int, seed: int, engine: str, opponent: str) -> str:
-    return f"{sha256}/{fights}/{seed}/{engine}/{opponent}"
+def _cache_key(sha256: str, fights: int, seed: int, engine: str, opponent: str, deterministic: bool = True) -> str:
+    return f"{sha256}/{fights}/{seed}/{engine}/{opponent}" + ("" if deterministic else "/sampling")
 
 
 def win_rates(
-    path: Path, fights: int, seed: int, engine: str, *, jobs: int = 1, cache: Path | None = None
+    path: Path,
+    fights: int,
+    seed: int,
+    engine: str,
+    *,
+    jobs: int = 1,
+    cache: Path | None = None,
+    opponents: tuple[str, ...] = OPPONENTS,
+    deterministic: bool = True,
 ) -> list[dict[str, Any]]:
-    """One evaluation row per opponent, in `OPPONENTS` order.
+    """One evaluation row per opponent, in the order of `opponents` (every one by default), the model greedy
+    unless `deterministic` is false.
 
     `jobs` processes play opponents side by side (a card is about an hour of one core). `cache` keeps each finished
     row in a JSON file, keyed by the file's checksum, fights, seed and engine, so an interrupted card resumes
@@ -135,10 +152,14 @@ def win_rates(
     sha = file_sha256(path)
     done: dict[str, dict[str, Any]] = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
 
+    def key(opponent: str) -> str:
+        return _cache_key(sha, fights, seed, engine, opponent, deterministic)
+
     def keep(opponent: str, row: dict[str, Any]) -> None:
-        done[_cache_key(sha, fights, seed, engine, opponent)] = row
+        done[key(opponent)] = row
         print(
-            f"  {opponent:>16}: {row['win_rate']:.1%} ({row['fights']} fights, {row['seconds']:.0f} s)",
+            f"  {opponent:>16}: {row['win_rate']:.1%} ({row['fights']} fights, {row['seconds']:.0f} s)"
+            + ("" if deterministic else ", sampling"),
             file=sys.stderr,
         )
         if cache is not None:
@@ -146,19 +167,19 @@ def win_rates(
             tmp.write_text(json.dumps(done, indent=1))
             tmp.replace(cache)
 
-    todo = [o for o in OPPONENTS if _cache_key(sha, fights, seed, engine, o) not in done]
+    todo = [o for o in opponents if key(o) not in done]
     if jobs <= 1:
         for opponent in todo:
-            keep(opponent, _opponent_row(path, opponent, fights, seed, engine))
+            keep(opponent, _opponent_row(path, opponent, fights, seed, engine, deterministic))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_opponent_row, path, o, fights, seed, engine): o for o in todo}
+            futures = {pool.submit(_opponent_row, path, o, fights, seed, engine, deterministic): o for o in todo}
             for future in as_completed(futures):
                 keep(futures[future], future.result())
-    return [done[_cache_key(sha, fights, seed, engine, o)] for o in OPPONENTS]
+    return [done[key(o)] for o in opponents]
 
 
 def exploitability(exploit: Path, tensor_sha256: str | None) -> dict[str, Any]:
@@ -196,6 +217,15 @@ def _build_cell(split: dict[str, Any]) -> str:
     return f"{split['win_rate']:.1%} ({split['win_rate_low']:.0%}–{split['win_rate_high']:.0%})"
 
 
+def _rate_table(rows: list[dict[str, Any]], builds: list[str]) -> list[str]:
+    """A markdown table of win rates: one row per opponent, the mean of the trained builds, then each build."""
+    lines = ["| opponent | all | " + " | ".join(builds) + " |", "|---|---|" + "---|" * len(builds)]
+    for row in rows:
+        cells = [_build_cell(row["by_build"][b]) if b in row["by_build"] else "–" for b in builds]
+        lines.append(f"| {row['opponent']} | {_cell(row)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(card: dict[str, Any]) -> str:
     ident, rows = card["identity"], card["win_rates"]
     name = Path(ident["file"]).name
@@ -218,12 +248,17 @@ def markdown(card: dict[str, Any]) -> str:
         f"(seed {card['seed']}), 95 % intervals; *all* is the mean of the trained builds; "
         f"{', '.join(rows[0]['unseen_builds'])} is unseen in training:",
         "",
-        "| opponent | all | " + " | ".join(builds) + " |",
-        "|---|---|" + "---|" * len(builds),
+        *_rate_table(rows, builds),
     ]
-    for row in rows:
-        cells = [_build_cell(row["by_build"][b]) if b in row["by_build"] else "–" for b in builds]
-        lines.append(f"| {row['opponent']} | {_cell(row)} | " + " | ".join(cells) + " |")
+    sampled = card.get("sampling_win_rates") or []
+    if sampled:
+        lines += [
+            "",
+            "The same fights with the model sampling its action heads (as `serve` answers a request without "
+            "`deterministic`, and as its sampling exploit run meets it):",
+            "",
+            *_rate_table(sampled, builds),
+        ]
     runs = card.get("exploitability") or []
     for ex in runs:
         lines += [
@@ -266,7 +301,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of markdown")
     parser.add_argument("--jobs", type=int, default=1, help="processes playing opponents side by side")
     parser.add_argument("--cache", type=Path, help="JSON file of finished rows: an interrupted card resumes from it")
+    parser.add_argument(
+        "--sampling",
+        default="",
+        help="comma-separated opponents to play again with the model sampling its heads (e.g. baseline,expert)",
+    )
     args = parser.parse_args(argv)
+    sampling = tuple(o for o in args.sampling.split(",") if o)
+    unknown = [o for o in sampling if o not in OPPONENTS]
+    if unknown:
+        parser.error(f"--sampling: unknown opponent {unknown[0]!r}; one of {', '.join(OPPONENTS)}")
     model = load_model_file(args.model)
     # Read the exploit runs first: a wrong one should stop the card before its hour of fights, not after.
     runs = [exploitability(e, model.meta.get("tensor_sha256")) for e in args.exploit]
@@ -278,6 +322,17 @@ def main(argv: list[str] | None = None) -> int:
         "win_rates": win_rates(args.model, args.fights, args.seed, args.engine, jobs=args.jobs, cache=args.cache),
         "machine": {"python": platform.python_version(), "processor": platform.processor() or platform.machine()},
     }
+    if sampling:
+        card["sampling_win_rates"] = win_rates(
+            args.model,
+            args.fights,
+            args.seed,
+            args.engine,
+            jobs=args.jobs,
+            cache=args.cache,
+            opponents=sampling,
+            deterministic=False,
+        )
     if runs:
         card["exploitability"] = runs
     card["seconds"] = time.perf_counter() - t0

@@ -33,6 +33,7 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
     from envs.nh.contract import frame_offsets
     from osrs_rllib.bc import init_network
     from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.warm_start import INIT_FILE
     from policies.model_file import load_model_file, save_model_file
 
     store = experiment / "league"
@@ -63,5 +64,10 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
             # `env_steps` as a model file written by training has it (the run's, so exploit reports and cards
             # compare past selves with final models); a league saved before snapshots recorded it has none
             metadata |= {k: entry.get(k) for k in ("iteration", "env_steps", "training_steps")}
+    init = experiment / INIT_FILE
+    if init.is_file():
+        # every learner of a warm-started run descends from the init model (osrs_rllib/warm_start.py), and a
+        # snapshot is as much that model's descendant as the run's final file, which records it the same way
+        metadata["init"] = json.loads(init.read_text())
     save_model_file(net, out, frame_stack=frame_offsets(cfg.env.frame_stack), metadata=metadata)
     return load_model_file(out).metadata

@@ -345,6 +345,20 @@ def test_model_card_with_both_exploit_runs() -> None:
     assert f"The model's exploitability, the lower of its runs: **{lowest:.1%} [" in out
 
 
+def test_model_card_sampling_rows() -> None:
+    """``--sampling`` plays the named opponents again with the model sampling: a second table, its own rows."""
+    proc = _run(
+        "model_card.py", "docs/results/study/exploiters.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    card = json.loads(proc.stdout)
+    (row,) = card["sampling_win_rates"]
+    assert row["opponent"] == "expert" and row["fights"] == 2 * len(row["builds"])  # the trained builds' fights
+    assert "sampling" in proc.stderr
+    bad = _run("model_card.py", "docs/results/study/exploiters.nhmodel", "--sampling", "expertt")
+    assert bad.returncode != 0 and "unknown opponent 'expertt'" in bad.stderr
+
+
 def test_model_card_refuses_an_exploit_run_of_other_weights() -> None:
     proc = _run(
         "model_card.py",

@@ -90,6 +90,7 @@ def test_export_a_league_snapshot(tmp_path: Path) -> None:
     # counted as a final model counts (the run's env steps), and the source's own share beside it
     md = model.metadata
     assert (md["iteration"], md["env_steps"], md["training_steps"]) == (10, 8192, 4096)
+    assert "init" not in md  # a run from fresh networks records no warm start
     obs = np.random.default_rng(0).normal(size=(5, OBS_SIZE)).astype(np.float32)
     mask = np.ones((5, NUM_LOGITS), dtype=np.float32)
     with torch.no_grad():
@@ -97,6 +98,12 @@ def test_export_a_league_snapshot(tmp_path: Path) -> None:
     assert (model.act(obs, mask, deterministic=True) == expected).all()
     missing = runner.invoke(app, ["export", str(exp), "--snapshot", "main@v9", "-o", str(out)])
     assert missing.exit_code == 2 and "no snapshot 'main@v9'; it has 1: main@v2 … main@v2" in missing.output
+    # a warm-started run's past self descends from the init model, as its final file does (train.py records it)
+    provenance = {"model": "/somewhere/parent.nhmodel", "sha256": "ab" * 32, "critic": True, "policies": ["main"]}
+    (exp / "init.json").write_text(json.dumps(provenance))
+    warm = runner.invoke(app, ["export", str(exp), "--snapshot", "main@v2", "-o", str(out)])
+    assert warm.exit_code == 0, warm.output
+    assert load_model_file(out).metadata["init"] == provenance
 
 
 @pytest.mark.slow

@@ -75,6 +75,13 @@ def fight(
         str,
         typer.Option(help="Simulator: auto (the compiled core when built), core or python (same fights)."),
     ] = "auto",
+    model_sampling: Annotated[
+        bool,
+        typer.Option(
+            "--model-sampling",
+            help="Model sides sample their actions instead of playing greedy (seeded: the same seed, the same fights).",
+        ),
+    ] = False,
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
 
@@ -98,13 +105,15 @@ def fight(
         if builds is not None and len(builds) == 1:
             options["account_build"] = builds[0].value
             builds = None
-        plan_matchup(a, b, options)  # validate everything before the first fight
+        plan_matchup(a, b, options, model_sampling)  # validate everything before the first fight
         check_engine(engine)
     except ValueError as exc:
         raise _fail(str(exc)) from None
 
     if as_json:
-        summary = run_fights(a, b, n, seed, options, builds=builds, record=record, engine=engine)
+        summary = run_fights(
+            a, b, n, seed, options, builds=builds, record=record, engine=engine, model_sampling=model_sampling
+        )
         typer.echo(json.dumps(summary.to_dict(), default=str))
         return
 
@@ -122,11 +131,13 @@ def fight(
         task = bar.add_task("fights", total=n)
         summary = run_fights(
             a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds,
-            record=record, engine=engine,
+            record=record, engine=engine, model_sampling=model_sampling,
         )
     Console().print(_summary_table(summary))
     if summary.rules is not None:
         typer.echo(summary.rules.describe())
+    if model_sampling:
+        typer.echo("model sides sampled their actions (--model-sampling); without it they play greedy")
     if record is not None:
         first = record / "fight-000000.nhreplay"
         typer.echo(f"{n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")

@@ -121,10 +121,11 @@ def side_names() -> tuple[str, ...]:
     return (BASELINE, *LADDER)
 
 
-def resolve_side(name: str) -> SideFactory | None:
+def resolve_side(name: str, model_sampling: bool = False) -> SideFactory | None:
     """Turn a side name into a factory of its seated player; None means the in-simulator baseline.
 
-    This is the single place that knows what a side can be.
+    This is the single place that knows what a side can be. With `model_sampling` a model side samples its action
+    heads (seeded per fight and seat) instead of taking each head's most probable legal value.
 
     Raises:
         ValueError: `name` is not a valid side; the message lists the valid names.
@@ -140,7 +141,7 @@ def resolve_side(name: str) -> SideFactory | None:
             read_model_meta(name)  # fail now, with the model file's own message, not at the first fight
         except ModelFileError as exc:
             raise ValueError(str(exc)) from None
-        return lambda seat: ModelSide(name, seat)
+        return lambda seat: ModelSide(name, seat, deterministic=not model_sampling)
     raise ValueError(
         f"unknown opponent {name!r}; valid names: {', '.join(side_names())}, or a model file (*{MODEL_SUFFIX})"
     )
@@ -161,7 +162,7 @@ class Matchup:
     """The rules `params` carry: the model sides' training rules, the options' or the spec's defaults."""
 
 
-def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Matchup:
+def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None, model_sampling: bool = False) -> Matchup:
     """Resolve both sides, seat them, settle the fight rules and validate the reset options (spec §13.1).
 
     The rules (`policies.fight_rules.RULE_KEYS`) are the model sides' training rules unless `options` set them.
@@ -169,9 +170,12 @@ def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None) -> Ma
     Raises:
         ValueError: An unknown side name, an unknown or invalid reset option, an option that the
             sides decide (`RESERVED_OPTIONS`), or two model sides trained under different rules that the
-            options leave open (`policies.fight_rules.RulesConflict`, naming the keys and the ``--set`` to use).
+            options leave open (`policies.fight_rules.RulesConflict`, naming the keys and the ``--set`` to use),
+            or `model_sampling` with no model side.
     """
-    policy_a, policy_b = resolve_side(a), resolve_side(b)
+    policy_a, policy_b = resolve_side(a, model_sampling), resolve_side(b, model_sampling)
+    if model_sampling and not (is_model_path(a) or is_model_path(b)):
+        raise ValueError("model sampling asks a model side to sample its actions, but neither side is a model file")
     reserved = sorted(RESERVED_OPTIONS & set(options or {}))
     if reserved:
         raise ValueError(
@@ -231,6 +235,9 @@ class FightSummary:
     """The same per fight type (NORMAL, LMS, PVP_ARENA)."""
     rules: FightRules | None = None
     """The rules every fight was played by and where each came from (`policies.fight_rules`)."""
+    model_sampling: bool = False
+    """Model sides sampled their action heads instead of playing greedy (``fight --model-sampling``): how a model's
+    sampling exploit run meets it, and how ``serve`` answers a request that leaves out ``deterministic``."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict of every field."""
@@ -261,6 +268,7 @@ def run_fights(
     record: str | os.PathLike[str] | None = None,
     parallel: int = DEFAULT_PARALLEL,
     engine: str = "auto",
+    model_sampling: bool = False,
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
     and fight type.
@@ -282,6 +290,8 @@ def run_fights(
         engine: The simulator (`envs.nh.core_engine.make_engine`): ``auto`` (the compiled core when built, else
             the Python engine with one log line), ``core`` or ``python``; the summary and the replays are the
             same on both.
+        model_sampling: Model sides sample their action heads (seeded per fight and seat, so the same seed gives
+            the same fights) instead of taking each head's most probable legal value.
 
     Returns:
         The `FightSummary`.
@@ -296,7 +306,7 @@ def run_fights(
         raise ValueError(f"seed must be >= 0, got {seed}")
     from osrs_rllib.stratified_fights import SplitTally, spread
 
-    m = plan_matchup(a, b, options)
+    m = plan_matchup(a, b, options, model_sampling)
     plan = spread(m.params, n, builds) if builds else [m.params] * n
     players = [None if f is None else f(seat) for seat, f in enumerate(m.seats)]
     side_a = 1 if m.swapped else 0
@@ -394,6 +404,7 @@ def run_fights(
         by_build={k: v.to_dict() for k, v in split.by_build.items()},
         by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
         rules=m.rules,
+        model_sampling=model_sampling,
     )
     logger.info(
         "%s vs %s: %d-%d-%d (win rate %.3f)",

@@ -202,3 +202,36 @@ def test_wilson_interval_always_contains_the_rate() -> None:
         for k in (0, 1, n - 1, n):
             low, high = wilson_interval(k, n)
             assert 0.0 <= low <= k / n <= high <= 1.0, (k, n, low, high)
+
+
+def test_fight_with_model_sampling_is_seeded_and_says_so() -> None:
+    """``--model-sampling`` seats the model sampling its heads (the mode a sampling exploit run measures): the same
+    seed gives the same fights, the summary records the mode, and asking it of two scripted sides is an error."""
+    args = ("fight", "models/nh-main.nhmodel", "expert", "--n", "6", "--build", "all", "--json")
+    sampled = [json.loads(_cli(*args, "--model-sampling").stdout) for _ in range(2)]
+    assert sampled[0]["model_sampling"] is True and sampled[0] == sampled[1]
+    assert sampled[0]["wins"] + sampled[0]["losses"] + sampled[0]["ties"] == 6
+    greedy = json.loads(_cli(*args).stdout)
+    assert greedy["model_sampling"] is False
+    with pytest.raises(ValueError, match="neither side is a model file"):
+        plan_matchup("random", "baseline", model_sampling=True)
+
+
+def test_model_sampling_plays_other_fights_than_greedy(tmp_path: Path) -> None:
+    """A sampling model is not its greedy self: an untrained network (nearly even heads) plays other fights."""
+    import torch
+
+    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
+    from policies.model_file import save_model_file
+    from policies.network import NHPolicyNetwork
+    from policies.network_config import NetworkConfig
+
+    torch.manual_seed(0)
+    path = tmp_path / "untrained.nhmodel"
+    network = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, NetworkConfig(actor_hidden=(32,), critic_hidden=(32,)))
+    save_model_file(network, path)
+    options = {"max_episode_ticks": 100}
+    greedy = run_fights(str(path), "random", n=4, seed=0, options=options)
+    sampled = run_fights(str(path), "random", n=4, seed=0, options=options, model_sampling=True)
+    assert sampled.model_sampling and not greedy.model_sampling
+    assert (sampled.mean_ticks, sampled.mean_damage_dealt) != (greedy.mean_ticks, greedy.mean_damage_dealt)

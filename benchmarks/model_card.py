@@ -22,10 +22,10 @@ What is measured, and under which rules (`docs/models.md` holds the cards this s
   evaluation's seat options), evaluation seeds from ``--seed``. Each cell has its 95 % Wilson interval. The
   headline of a row is the mean over the trained builds (equal fights per build).
 * **Sampling play** (``--sampling OPPONENTS``): the same fights against the named opponents with the model sampling
-  each action head instead of taking its most probable value: how ``serve`` answers a request that leaves out
-  ``deterministic``, and how a model's
-  sampling exploit run (``exploit --model-sampling``) meets it, so that a model whose exploitability is its
-  sampling run's can be judged against the scripted rungs in the same mode.
+  each action head instead of taking its most probable value (torch's generator seeded from ``--seed``, so a row
+  replays): how ``serve`` answers a request that leaves out ``deterministic``, and how a model's sampling exploit
+  run (``exploit --model-sampling``) meets it, so that a model whose exploitability is its sampling run's can be
+  judged against the scripted rungs in the same mode.
 * **Exploitability**: read from ``osrs-rllib exploit`` runs' ``exploit.json`` (``--exploit DIR`` or ``--exploit
   FILE``, once per run), each of which must have exploited this very file (same weight checksum); the card states
   each run's budget. Give it the run against the model's greedy play and the one against its sampling play
@@ -105,6 +105,7 @@ def _opponent_row(
     import torch
 
     torch.set_num_threads(1)
+    torch.manual_seed(seed)  # sampling play draws from torch's generator: the same seed, the same row
     model = load_model_file(path)
 
     def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
@@ -147,7 +148,7 @@ def win_rates(
     unless `deterministic` is false.
 
     `jobs` processes play opponents side by side (a card is about an hour of one core). `cache` keeps each finished
-    row in a JSON file, keyed by the file's checksum, fights, seed and engine, so an interrupted card resumes
+    row in a JSON file, keyed by the file's checksum, fights, seed, engine and mode, so an interrupted card resumes
     where it stopped instead of replaying every opponent."""
     sha = file_sha256(path)
     done: dict[str, dict[str, Any]] = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}

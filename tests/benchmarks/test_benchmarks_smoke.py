@@ -355,6 +355,10 @@ def test_model_card_sampling_rows() -> None:
     (row,) = card["sampling_win_rates"]
     assert row["opponent"] == "expert" and row["fights"] == 2 * len(row["builds"])  # the trained builds' fights
     assert "sampling" in proc.stderr
+    again = _run(
+        "model_card.py", "docs/results/study/exploiters.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+    )
+    assert json.loads(again.stdout)["sampling_win_rates"][0]["by_build"] == row["by_build"]  # seeded: it replays
     bad = _run("model_card.py", "docs/results/study/exploiters.nhmodel", "--sampling", "expertt")
     assert bad.returncode != 0 and "unknown opponent 'expertt'" in bad.stderr
 

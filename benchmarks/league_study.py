@@ -15,7 +15,7 @@ recipe) is measured the way a user measures it:
   playing greedy and, a second run, sampling (``--model-sampling``).
 
 Each stage is a separate, resumable command, because the whole study takes hours on 2 cores (six recipes of
-20M env steps are 10-18 hours of a 2-core machine, with the measurements and exploit runs) and a session may stop
+20M env steps are 10-18 hours of a 2-core machine, with the measurements and exploit runs) and a run may stop
 in between: ``train`` continues a recipe's run with ``--resume`` and skips finished ones, ``exploit`` the same,
 and every measurement is written to ``--out`` (JSON) as soon as it is made, so ``report`` prints the table from
 whatever is there::
@@ -23,13 +23,14 @@ whatever is there::
     .venv/bin/python benchmarks/league_study.py train --env-steps 20000000            # all recipes, in turn
     .venv/bin/python benchmarks/league_study.py train --recipes mix,pfsp --env-steps 20000000
     .venv/bin/python benchmarks/league_study.py measure                                # win rates + head to head
-    .venv/bin/python benchmarks/league_study.py measure --reference mix-1cf6cfb=docs/results/study/mix-1cf6cfb.nhmodel
+    .venv/bin/python benchmarks/league_study.py measure --reference mix-1cf6cfb=results/study/mix-1cf6cfb.nhmodel
     .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps, 2 per recipe
     .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
 
-On a fresh machine the stages read what has landed in ``docs/results/study`` (``--landed``) where the
+On a fresh machine the stages read what has landed in ``results/study`` (``--landed``) where the
 experiments and ``--out`` lack it: a recipe whose model landed is not trained again, its figures and exploit runs
-are not measured again, and it plays the head to head from its landed file.
+are not measured again, and it plays the head to head from its landed file. The study's models are kept in git
+history, not in the tree; results/study/README.md gives the command that puts each back.
 
 ``--reference NAME=MODEL`` seats a model the study did not train (an earlier run of a recipe, a shipped model)
 beside the recipes in ``measure``'s ratings and head to head. A row only ever holds one model's figures: when a
@@ -68,10 +69,10 @@ DEFAULT_ENV_STEPS = 20_000_000
 """Training budget of every recipe: about an hour of the compiled core on a quiet 2-core machine."""
 STANDARD_EXPLOIT_STEPS = 4_000_000
 PREFIX = "study-"
-LANDED = REPO / "docs" / "results" / "study"
-"""What the study has landed in the repository (docs/results/study/README.md): each finished recipe's model
-``<recipe>.nhmodel`` and every figure so far, ``league-study.json``. A session may start on a fresh machine with
-no ``experiments/``, so the stages read the study from here where their own files are missing."""
+LANDED = REPO / "results" / "study"
+"""What the study has landed in the repository (results/study/README.md): every figure so far,
+``league-study.json``, and any recipe's model ``<recipe>.nhmodel`` fetched back from git history. A fresh machine
+has no ``experiments/``, so the stages read the study from here where their own files are missing."""
 
 
 def run_name(recipe: str) -> str:
@@ -158,7 +159,7 @@ def parse_references(values: list[str]) -> dict[str, Path]:
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name or not path:
-            raise ValueError(f"--reference {value!r}: expected NAME=MODEL, e.g. old-mix=docs/results/study/old.nhmodel")
+            raise ValueError(f"--reference {value!r}: expected NAME=MODEL, e.g. old-mix=results/study/old.nhmodel")
         if name in RECIPES or name in refs or "|" in name:
             raise ValueError(f"--reference {value!r}: the name {name!r} is a recipe's, taken, or holds '|'")
         if not Path(path).is_file():

@@ -185,7 +185,7 @@ def win_rates(
 
 def exploitability(exploit: Path, tensor_sha256: str | None) -> dict[str, Any]:
     """One exploit run's final figures, from its experiment directory or a copy of its report (a landed
-    ``docs/results/.../exploit-*.json``); refuses a run that exploited another file."""
+    ``results/.../exploit-*.json``); refuses a run that exploited another file."""
     report = json.loads((exploit / EXPLOIT_FILE if exploit.is_dir() else exploit).read_text())
     if report["model"].get("tensor_sha256") != tensor_sha256:
         raise SystemExit(f"{exploit} exploited weights {report['model'].get('tensor_sha256')}, not this file's")

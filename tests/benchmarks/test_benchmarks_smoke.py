@@ -265,7 +265,7 @@ def test_league_study_rows_hold_one_models_figures_and_references_join_the_table
 def test_league_study_continues_on_a_fresh_machine_from_what_landed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A session may start with no experiments: a recipe whose model and figures landed in docs/results/study is
+    """A fresh machine has no experiments: a recipe whose model and figures landed in results/study is
     neither trained nor exploited again, and plays from its landed file; a run trained here wins over it."""
     import shutil
 
@@ -275,7 +275,7 @@ def test_league_study_continues_on_a_fresh_machine_from_what_landed(
     landed, experiments = tmp_path / "landed", tmp_path / "experiments"
     landed.mkdir()
     model = landed / "pfsp.nhmodel"
-    shutil.copy(REPO / "docs" / "results" / "study" / "exploiters.nhmodel", model)
+    shutil.copy(REPO / "models" / "nh-main.nhmodel", model)
     from policies.model_file import load_model_file
 
     sha = load_model_file(model).meta["tensor_sha256"]
@@ -330,14 +330,14 @@ def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
 
 def test_model_card_with_both_exploit_runs() -> None:
     """A card states each exploit run (the model greedy and sampling) and the model's figure, the lower one."""
-    study = "docs/results/study"
-    runs = (f"{study}/exploit-exploiters.json", f"{study}/exploit-exploiters-model-sampling.json")
+    study = "results/study"  # nh-main's exploit runs (the study's ft-hunted, the same weights)
+    runs = (f"{study}/exploit-ft-hunted.json", f"{study}/exploit-ft-hunted-model-sampling.json")
     proc = _run(
-        "model_card.py", f"{study}/exploiters.nhmodel", "--fights", "1", "--exploit", runs[0], "--exploit", runs[1]
+        "model_card.py", "models/nh-main.nhmodel", "--fights", "1", "--exploit", runs[0], "--exploit", runs[1]
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
-    assert "### `exploiters.nhmodel`" in out and "| expert |" in out
+    assert "### `nh-main.nhmodel`" in out and "| expert |" in out
     reports = [json.loads((REPO / r).read_text())["exploitability"] for r in runs]
     for run, report in zip(runs, reports, strict=True):
         assert f"**{report['win_rate']:.1%}**" in out and f"(`{run}`)" in out
@@ -348,7 +348,7 @@ def test_model_card_with_both_exploit_runs() -> None:
 def test_model_card_sampling_rows() -> None:
     """``--sampling`` plays the named opponents again with the model sampling: a second table, its own rows."""
     proc = _run(
-        "model_card.py", "docs/results/study/exploiters.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+        "model_card.py", "models/nh-main.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     card = json.loads(proc.stdout)
@@ -356,20 +356,20 @@ def test_model_card_sampling_rows() -> None:
     assert row["opponent"] == "expert" and row["fights"] == 2 * len(row["builds"])  # the trained builds' fights
     assert "sampling" in proc.stderr
     again = _run(
-        "model_card.py", "docs/results/study/exploiters.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+        "model_card.py", "models/nh-main.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
     )
     assert json.loads(again.stdout)["sampling_win_rates"][0]["by_build"] == row["by_build"]  # seeded: it replays
-    bad = _run("model_card.py", "docs/results/study/exploiters.nhmodel", "--sampling", "expertt")
+    bad = _run("model_card.py", "models/nh-main.nhmodel", "--sampling", "expertt")
     assert bad.returncode != 0 and "unknown opponent 'expertt'" in bad.stderr
 
 
 def test_model_card_refuses_an_exploit_run_of_other_weights() -> None:
     proc = _run(
         "model_card.py",
-        "docs/results/study/exploiters.nhmodel",
+        "models/nh-main.nhmodel",
         "--fights",
         "1",
         "--exploit",
-        "docs/results/exploit-nh-main-v1.json",
+        "results/exploit-nh-main-v1.json",
     )
     assert proc.returncode != 0 and "not this file's" in proc.stderr

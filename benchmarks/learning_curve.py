@@ -6,7 +6,7 @@ How to run this script::
     .venv/bin/python benchmarks/learning_curve.py                   # 60 minutes, the issue's bar
     .venv/bin/python benchmarks/learning_curve.py --minutes 10      # a shorter look
     .venv/bin/python benchmarks/learning_curve.py --json
-    # issue 25's warm-start bar: from scratch and from a cloned model, same config and seed, one budget each
+    # the warm-start bar: from scratch and from a cloned model, same config and seed, one budget each
     .venv/bin/python benchmarks/learning_curve.py --init bc-expert.nhmodel --env-steps 2000000 \
         --set evaluation.interval=10 --set 'evaluation.opponents=[baseline]' --set checkpoint.best_by=null --fights 0
 
@@ -21,7 +21,7 @@ fight type.
 With ``--init MODEL`` it trains twice, one run after the other with the same config, seed and budget: from scratch
 (experiment ``learning-curve-scratch``) and from the model file (``learning-curve-init``, ``train --init``), and
 prints both curves and, for each, the env steps of the first evaluation point whose mean over the trained builds
-reaches ``--bar`` (95 %), and their ratio: issue 25's bar is a from-init run that needs at most half the scratch
+reaches ``--bar`` (95 %), and their ratio: the warm-start bar is a from-init run that needs at most half the scratch
 run's steps. ``--env-steps`` gives both the same sample budget (``--minutes`` stays a guard); evaluate often
 (``--set evaluation.interval=10``) or the first crossing is only known to the nearest evaluation; ``--fights 0``
 skips the final rating.
@@ -191,7 +191,7 @@ def compare(args: argparse.Namespace, variants: dict[str, list[str]], bar_ratio:
     """Train the same config, seed and budget once per variant (label → extra ``train`` arguments), one after the
     other on the same machine, and print the curves side by side: env steps per second, the first evaluation at
     ``--bar``, the final rating per build. `bar_ratio`: the largest ratio of the second variant's steps to the
-    first's that passes (issue 25's warm start: 0.5), None where no bar applies."""
+    first's that passes (the warm start's: 0.5), None where no bar applies."""
     runs: dict[str, dict[str, Any]] = {}
     for label, extra in variants.items():
         name = f"{NAME}-{label}"
@@ -247,7 +247,7 @@ def main() -> None:
     parser.add_argument("--experiments-dir", default=str(REPO / "experiments"))
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="extra config override")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--init", default=None, help="also train from this model file and compare (issue 25)")
+    parser.add_argument("--init", default=None, help="also train from this model file and compare")
     parser.add_argument("--no-init-critic", dest="init_critic", action="store_false", help="--init's actor only")
     parser.add_argument("--env-steps", type=int, default=None, help="sample budget of each run (stop.env_steps)")
     parser.add_argument("--bar", type=float, default=0.95, help="win rate whose first crossing is compared")

@@ -1,4 +1,4 @@
-"""Tick timing and the opponent's decision latency of `osrs-rllib play` (issue 24's second bar).
+"""Tick timing and the opponent's decision latency of `osrs-rllib play` (bars: docs/play.md).
 
 How to run this script::
 

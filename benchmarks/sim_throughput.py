@@ -28,7 +28,7 @@ Results to expect: a pure-Python simulator, so a few thousand ticks per second p
 the machine the project was developed on are in the report that introduced this script. Nothing is
 asserted: this script prints figures (STYLE 17).
 
-``--core`` adds the compiled core (issue 15, docs/compiled-core.md) beside the Python engine on the tick
+``--core`` adds the compiled core (docs/compiled-core.md) beside the Python engine on the tick
 **plus both players' masks, observations, signals and rewards** (default weights): the Python engine is
 timed on `NHEngine.step` (``observe_all=True``), the core on `FightBatch.step_batch` over ``--batch`` fights
 writing masks, observations and rewards into preallocated arrays (one call per tick of the whole batch).

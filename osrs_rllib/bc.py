@@ -1,4 +1,4 @@
-"""Behaviour cloning: train a training config's policy network on recorded fights (issue 25 item 1).
+"""Behaviour cloning: train a training config's policy network on recorded fights.
 
 ``osrs-rllib bc REPLAYS... -o MODEL.nhmodel [--config configs/nh.yml] [--player expert]`` reads replay files
 (``osrs-rllib fight A B --record DIR``, docs/replays.md), learns every head of the chosen seats' actions and

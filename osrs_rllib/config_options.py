@@ -1,4 +1,4 @@
-"""The config sections of the training options that are off by default (issue 25): a warm start from a model
+"""The config sections of the training options that are off by default: a warm start from a model
 file, a novelty reward and observation noise for the learner. `osrs_rllib/warm_start.py` and
 `osrs_rllib/shaping.py` hold what they do; `osrs_rllib/config.py` puts them in `init` and `env`.
 """

@@ -1,4 +1,4 @@
-"""What the fight tools read of a fight after a tick, the same on both engines (issue 15 item 4).
+"""What the fight tools read of a fight after a tick, the same on both engines.
 
 The analysis API (`osrs_rllib.analysis.fights`) reads each player's visible state and the hits of the tick.
 On the Python engine those are the simulator's own objects (`engine.sim.players`, `engine.sim.events`); on the

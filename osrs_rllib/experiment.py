@@ -32,7 +32,7 @@ is still found, so ``--resume`` always takes the newest complete checkpoint.
 Paths are absolute from `Experiment` on: the experiments directory is anchored to the working directory once,
 when the `Experiment` is made, so that what the trainer hands RLlib and Ray (checkpoint directories, the
 league's weights, TensorBoard) is absolute whatever the config says (RLlib reads a relative checkpoint path
-as a URI and fails with ``URI has empty scheme``, issue 28).
+as a URI and fails with ``URI has empty scheme``).
 """
 
 from __future__ import annotations
@@ -451,6 +451,6 @@ def list_experiments(root: str | os.PathLike[str]) -> list[Experiment]:
     base = Path(root)
     if not base.is_dir():
         return []
-    # run.json too: a detached run writes it before its process has written a config (issue 16: it was invisible)
+    # run.json too: a detached run writes it before its process has written a config (else `jobs` cannot see it)
     found = (Experiment(base, d.name) for d in sorted(base.iterdir()) if d.is_dir())
     return [e for e in found if e.config_path.exists() or e.run_path.exists()]

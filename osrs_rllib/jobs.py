@@ -89,7 +89,7 @@ def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:
         time.sleep(0.5)
     if exp.effective_state() == "dead" and exp.read_run().get("state") == "stopping":
         # The signal reached the process before its trainer could catch it (the first second of a detached
-        # start): nothing was lost, so say "stopped" and write why into the run's log (issue 16).
+        # start): nothing was lost, so say "stopped" and write why into the run's log.
         exp.write_run(state="stopped", ended_unix=time.time())
         with open(exp.log_path, "a", encoding="utf-8") as log:
             log.write("stopped by `osrs-rllib stop` while starting, before the trainer was up; no checkpoint written\n")

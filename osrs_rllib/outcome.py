@@ -23,7 +23,7 @@ Protocol (docs/outcome.md has the reasoning and the measured figures):
 Metrics (`summarize`): expected calibration error over 10 equal-width bins of the predicted probability,
 ECE = Σ_b (n_b / N) · |mean(y in b) − mean(p in b)| (bins [0, .1), …, [.9, 1]; the last includes 1); Brier
 score mean((p − y)²); AUC = P(p⁺ > p⁻) + ½ P(p⁺ = p⁻) over (won, not won) pairs; log-loss. Every tick counts
-once unless weights are given. The bars of issue 13 apply to ticks ``tick >= BAR_FROM_TICK``.
+once unless weights are given. The calibration bars (ECE <= 0.05, AUC >= 0.85) apply to ticks ``tick >= BAR_FROM_TICK``.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ PHASES: tuple[tuple[str, int, int | None], ...] = (
 )
 """Fight phases by `tick` (game ticks already played), inclusive bounds."""
 BAR_FROM_TICK = 20
-"""Issue 13's bars apply from the 20th tick of a fight on: ticks with ``tick >= 20``."""
+"""The calibration bars apply from the 20th tick of a fight on: ticks with ``tick >= 20``."""
 BAR_MAX_ECE = 0.05
 BAR_MIN_AUC = 0.85
 DEFAULT_PARALLEL = 64

@@ -27,7 +27,7 @@ def env_config(cfg: TrainConfig) -> dict[str, Any]:
         "league": cfg.league_enabled,
         "scripted_in_env": cfg.opponents.scripted_in_env,
         "engine": cfg.env.engine,
-        # issue 25's training options reach the envs only when on, so a config without them builds the same envs
+        # the optional training options reach the envs only when on, so a config without them builds the same envs
         **({"novelty": cfg.env.novelty.model_dump(mode="json")} if cfg.env.novelty.enabled else {}),
         **({"observation_noise": cfg.env.observation_noise.model_dump(mode="json")}
            if cfg.env.observation_noise.enabled else {}),
@@ -141,8 +141,8 @@ def _algorithm_config(cfg: TrainConfig) -> Any:
     """RLlib's `PPOConfig` with the ``ppo:`` settings: one iteration samples ``train_batch_size`` steps, then
     ``num_epochs`` passes of ``minibatch_size`` minibatches.
 
-    Why PPO only: RLlib's APPO was built, fitted to the autoregressive heads and measured against it (issue 25,
-    docs/training.md "APPO"); on 2 cores it sampled at half PPO's rate and its hour missed 90 % in one build,
+    Why PPO only: RLlib's APPO was built, fitted to the autoregressive heads and measured against it
+    (docs/training.md "APPO"); on 2 cores it sampled at half PPO's rate and its hour missed 90 % in one build,
     the bar it had to meet to stay.
     """
     from ray.rllib.algorithms.ppo import PPOConfig as RLlibPPOConfig  # ours is osrs_rllib.config.PPOConfig

@@ -1,7 +1,7 @@
 """Fights spread evenly over builds and fight types, and results split by them.
 
 Why this exists: an agent's strength is only known per build. A win rate pooled over fights whose builds
-nobody counted can hide that every fight was one build (issue 10: every training and evaluation fight of the
+nobody counted can hide that every fight was one build (once, every training and evaluation fight of the
 main job was LMS_PURE while it claimed six builds). Evaluation, `osrs-rllib fight` and `osrs-rllib rate`
 therefore *assign* builds and fight types to fights (stratified, not drawn: equal counts per build make the
 per-build intervals as tight as the fight count allows) and *tally* results by the build and fight type each

@@ -220,7 +220,7 @@ class Trainer:
 
     # -- resume --------------------------------------------------------------------------------------------
     def _resume_error(self, ckpt: CheckpointInfo | None, problem: str) -> TrainingError:
-        """One line: the experiment, the checkpoint, what is wrong with it and what to do (issue 28)."""
+        """One line: the experiment, the checkpoint, what is wrong with it and what to do."""
         problem = " ".join(problem.split())
         if len(problem) > 400:
             problem = problem[:400] + " …"

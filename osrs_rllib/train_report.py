@@ -232,7 +232,7 @@ def engine_line(cfg: TrainConfig) -> str:
 
 def rules_line(cfg: TrainConfig) -> str:
     """The fight rules the policy trains and is evaluated by, as `fight` and `rate` print them: a figure read
-    off the terminal can be reproduced under the same rules (issue 27)."""
+    off the terminal can be reproduced under the same rules."""
     from envs.nh.contract import frame_offsets
     from policies.fight_rules import FightRules
 

@@ -1,5 +1,5 @@
 """The rules a model plays by: the one place that says which reset options are rules, reads them from a model
-file, and settles them for a fight (issue 27).
+file, and settles them for a fight.
 
 A model learns under its training config's mask options (spec §13.1, §14.3): with
 ``only_switch_prayer_when_about_to_attack: false`` it switches prayers whenever it likes, and the same file

@@ -32,7 +32,7 @@ def ray_session() -> Iterator[None]:
         ray.shutdown()
 
 
-# ---- the compiled simulator core: missing is reported, and a failure when required (issue 26) ----------------
+# ---- the compiled simulator core: missing is reported, and a failure when required ----------------
 
 _CORE_MODULES = ("envs.nh.core._nhcore", "envs.nh.core._nhcore_testing")
 _MISSING_CORE = pytest.StashKey[list[str]]()

@@ -3,7 +3,7 @@ follow.
 
 Why: a module that imports another only under ``if TYPE_CHECKING:`` still depends on it; `sim` and the rules it
 runs (`actions`, `baseline`, `masks`, `observation`, `rewards`) used to import each other that way, and `state`
-with `loadouts` (issue 16). The graph below counts every import statement (module level, under
+with `loadouts`. The graph below counts every import statement (module level, under
 ``TYPE_CHECKING`` and inside functions) between modules of `envs/`, so such a cycle cannot come back unseen:
 depend on a protocol (`envs.nh.fight_protocols`) or move the shared names down a layer instead.
 """
@@ -102,7 +102,7 @@ def test_envs_has_no_import_cycle() -> None:
 
 
 def test_no_package_has_an_import_cycle() -> None:
-    """The same rule across the whole code base (issue 26): a cycle between application modules (`builds` and
+    """The same rule across the whole code base: a cycle between application modules (`builds` and
     `fight` used to import each other) or between packages is as hard to follow as one inside `envs/`."""
     graph = import_graph(PACKAGES)
     assert {m.split(".")[0] for m in graph} == set(PACKAGES)

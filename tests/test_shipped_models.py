@@ -1,4 +1,4 @@
-"""The model files shipped in `models/` (issue 23, item 3): each loads, matches its card, and fights.
+"""The model files shipped in `models/`: each loads, matches its card, and fights.
 
 A fresh clone must be able to fight, serve and analyse an agent without training one, so every file in
 `models/` needs a card in `docs/models.md` (written by `benchmarks/model_card.py`) whose checksum is the file's,

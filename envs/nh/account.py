@@ -2,7 +2,7 @@
 fight modes and the size of the inventory.
 
 Why a module of its own: `envs.nh.loadouts` builds `Loadout`s from these and `envs.nh.state` holds a `Loadout`
-in every `PlayerState`; with these names in `state` the two imported each other (issue 16).
+in every `PlayerState`; with these names in `state` the two imported each other.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why: the rules that act for one player (`actions`, the scripted baseline of spec §18) and those that read one
 player's view of the fight (`masks` §14.3, `observation` §15.2, `rewards` §17.1) need a handful of the fight's
 fields, not the whole `FightSim`. Typing them with `FightSim` made each of them import `sim` (under
-``TYPE_CHECKING``) while `sim` imports them to run the tick: an import cycle in all but name (issue 16).
+``TYPE_CHECKING``) while `sim` imports them to run the tick: an import cycle in all but name.
 `FightSim` satisfies both protocols structurally; `tests/test_import_cycles.py` checks that it does and that
 the cycles stay gone.
 """

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 # Re-exported for the many modules that import them from here; they are defined in `account` so that
-# `loadouts` need not import this module (issue 16).
+# `loadouts` need not import this module.
 from envs.nh.account import EMPTY as EMPTY
 from envs.nh.account import INVENTORY_SIZE as INVENTORY_SIZE
 from envs.nh.account import FightMode as FightMode

@@ -90,7 +90,7 @@ class _ModelSeat:
         self.rec = rec
         self.noise = SeatNoise(seat)
         self.winrate = winrate_fn(policy.model)
-        """The model's win-probability extension (issue 13), read while recording; None when it has none."""
+        """The model's win-probability extension, read while recording; None when it has none."""
 
     def forget(self, seed: int) -> None:
         self.noise.forget(seed)

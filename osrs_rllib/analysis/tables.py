@@ -34,7 +34,7 @@ from policies.model_file import read_model_meta
 CACHE_FILE = Path("analysis") / "checkpoint_table.json"
 """Where `checkpoint_table` keeps its rows, relative to the experiment directory."""
 CACHE_FORMAT = "osrs-rllib-checkpoint-table/2"
-"""/2: fights follow the checkpoint's training rules (issue 27); /1 rows were played under the spec's defaults."""
+"""/2: fights follow the checkpoint's training rules; /1 rows were played under the spec's defaults."""
 TABLE_COLUMNS = (
     "iteration",
     "env_steps",

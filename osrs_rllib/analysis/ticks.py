@@ -108,7 +108,7 @@ class _TickReader:
 
 
 def _state_row(p: PlayerState | PlayerLike) -> dict[str, Any]:
-    """The visible state of one player after a tick (what a replay shows, issue 13)."""
+    """The visible state of one player after a tick (what a replay shows)."""
     facts = p.inventory_facts()
     overhead = next((name for prayer, name in _OVERHEAD_NAMES.items() if prayer in p.prayers), "")
     return {

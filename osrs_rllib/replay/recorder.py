@@ -43,7 +43,7 @@ from osrs_rllib.replay.state import (
 from policies.model_file import ModelFile
 
 WINRATE_EXTENSION = "winrate"
-"""Name of the outcome model's extension in a model file (issue 13 item 3; `serving.models.model_extensions`)."""
+"""Name of the outcome model's extension in a model file (`serving.models.model_extensions`)."""
 SIDES = ("a", "b")
 
 

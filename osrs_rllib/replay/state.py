@@ -162,7 +162,7 @@ def item_names(equipment_lists: Sequence[Sequence[int]]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The same ticks read from the compiled core (issue 15 item 4)
+# The same ticks read from the compiled core
 # ---------------------------------------------------------------------------------------------------------
 EFFECT_NAMES = ("", "statius", "ags_sacrifice", "morrigan_bleed")
 """A pending hit's effect tag by the core's number (enum nh_effect, `nh_state.h`)."""

@@ -1,5 +1,5 @@
 """Exact replay: re-run a recorded fight from its seed and parameters with the recorded actions and check
-that every tick comes out as recorded (issue 13's first bar).
+that every tick comes out as recorded.
 
 The simulator draws every random number from one generator seeded by the fight's seed (spec §16.6), and the
 in-simulator baseline draws from the same generator, so the seed plus the acting seats' actions determine

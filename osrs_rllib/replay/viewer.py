@@ -1,4 +1,4 @@
-"""The replay viewer: one self-contained HTML page per fight (issue 13 item 2).
+"""The replay viewer: one self-contained HTML page per fight.
 
 The page is `templates/viewer.html` with its CSS, its JavaScript (the fight view `fightview.js`, shared with
 `osrs-rllib play`, and the player `viewer.js`) and the replay's JSON pasted inline:

@@ -131,7 +131,7 @@ def tiny_learning_curve(tmp_path: Path, *args: str) -> dict[str, Any]:
 
 
 def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> None:
-    """Issue 25: ``--init`` trains twice (scratch, then the model file) with the same config and budget, and
+    """``--init`` trains twice (scratch, then the model file) with the same config and budget, and
     reports both curves and the env steps each needed to reach the bar."""
     from osrs_rllib.config import load_config
     from tests.osrs_rllib.test_warm_start import write_model
@@ -149,7 +149,7 @@ def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> N
 
 def test_steps_ratio_bounds_a_run_that_never_reached_the_bar() -> None:
     """The warm-start bar where scratch never reaches 95 % within the budget: the ratio is only bounded, and the
-    bound decides (issue 25: from the clone at 81,920 steps, scratch not within 1,966,080)."""
+    bound decides (as measured: from the clone at 81,920 steps, scratch not within 1,966,080)."""
     sys.path.insert(0, str(BENCHMARKS))
     from learning_curve import steps_ratio
 

@@ -1,6 +1,6 @@
 """`NetworkConfig`, `LeagueConfig`, `FightParams` and `RewardWeights` as frozen pydantic dataclasses: checked
 on every construction (`dataclasses.replace` included), non-finite numbers refused, picklable for RLlib's
-workers, and embedded directly in the training schema (issue 16)."""
+workers, and embedded directly in the training schema."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def test_closest_and_the_hint_wording() -> None:
 
 
 def test_no_other_module_calls_difflib() -> None:
-    """One helper, so every layer words a typo the same way (issue 16: six copies before)."""
+    """One helper, so every layer words a typo the same way."""
     offenders = []
     for package in ("common", "envs", "policies", "league", "serving", "osrs_rllib", "benchmarks"):
         for path in (ROOT / package).rglob("*.py"):

@@ -1,4 +1,4 @@
-"""The Python engine's state in the plain form the compiled core's snapshots take (issue 15).
+"""The Python engine's state in the plain form the compiled core's snapshots take.
 
 The differential tests compare the compiled core's dicts (`FightBatch.player`, `.events`, `.stats`) with
 these, field by field: enums as their number (IntEnums by value, other enums by position), player references

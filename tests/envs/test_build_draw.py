@@ -1,5 +1,5 @@
 """The build of a fight with `randomize_build` (spec §12.7): the identifier rule when identifiers are given, a
-seeded draw per episode otherwise (project decision, issue 10). Counted over many resets, not assumed."""
+seeded draw per episode otherwise. Counted over many resets, not assumed."""
 
 from __future__ import annotations
 

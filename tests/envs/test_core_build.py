@@ -1,4 +1,4 @@
-"""The compiled core knows its sources, and a missing one is never green (issue 26 item 2).
+"""The compiled core knows its sources, and a missing one is never green.
 
 Each test works on a copy of the packages in a temporary directory (the checkout's own files are shared with
 other running processes and stay untouched), imported in a fresh interpreter the way a user's process would:

@@ -1,4 +1,4 @@
-"""The compiled core's attack resolution and hit creation against envs/nh/combat.py (issue 15, step 2).
+"""The compiled core's attack resolution and hit creation against envs/nh/combat.py.
 
 Players come from real resets (every build, randomised gear) and are then pushed around the way a fight
 pushes them: gear-set switches through the real equip routine, any special weapon armed, enchanted bolts,

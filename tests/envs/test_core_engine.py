@@ -1,4 +1,4 @@
-"""`CoreEngine` and the adapters' `engine` option against the Python engine (issue 15 item 4, first part).
+"""`CoreEngine` and the adapters' `engine` option against the Python engine (first part).
 
 The gym env and the RLlib env on `engine: core` must hand out exactly what they hand out on `engine: python`
 (observations, masks, critic inputs, rewards, terminations, truncations, infos with signals) over random-legal

@@ -1,4 +1,4 @@
-"""The compiled core's §6 formulas against envs/nh/formulas.py, exactly (issue 15, docs/compiled-core.md).
+"""The compiled core's §6 formulas against envs/nh/formulas.py, exactly (docs/compiled-core.md).
 
 Every ported C formula is evaluated over its whole game domain (levels 1..120 with every prayer
 percentage, bonuses -100..300, rolls up to the largest the loadouts reach, damages, distances) plus

@@ -1,5 +1,5 @@
-"""The 460 PvP golden cases of spec §6 (`test_golden.py`) on the compiled core (issue 15: the golden cases
-pass on both engines).
+"""The 460 PvP golden cases of spec §6 (`test_golden.py`) on the compiled core: the golden cases
+pass on both engines.
 
 Each case's attacker and defender are built exactly as the Python test builds them, put into a core fight
 (`FightBatch.set_player`), and the core's own attack resolution must give the case's expected attack and

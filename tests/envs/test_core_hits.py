@@ -1,4 +1,4 @@
-"""The compiled core's attack rolls against envs/nh/combat.py, draw for draw (issue 15).
+"""The compiled core's attack rolls against envs/nh/combat.py, draw for draw.
 
 `_ordinary_hit`, `_claws_hitsplats` and `_vesta_hit` take an attack already resolved from both players
 and make the draws of §16.6: accuracy, damage, bolt proc, diamond's fresh roll, the claws' cascade,

@@ -1,4 +1,4 @@
-"""Every mirror of a Python definition in the compiled core covers every field (issue 26 item 1).
+"""Every mirror of a Python definition in the compiled core covers every field.
 
 The core mirrors `FightParams` (reset parameters), `PlayerState` with `PendingHit` and `Loadout`,
 `TickEvents` with `HitRecord`, the §17.1 signals and `RewardWeights`. `envs/nh/core/mirrors.py` says where

@@ -1,4 +1,4 @@
-"""The compiled core's movement against envs/nh/movement.py (issue 15, part of the tick port).
+"""The compiled core's movement against envs/nh/movement.py.
 
 Random sequences of the movement operations (follow, take_steps, the reach test with and without its
 step-out side effect, path appends both ways, resets) on two players placed near each other, moving or

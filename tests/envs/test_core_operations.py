@@ -1,4 +1,4 @@
-"""The compiled core's game operations against envs/nh/operations.py (issue 15, part of the tick port).
+"""The compiled core's game operations against envs/nh/operations.py.
 
 Random sequences of prayer switches, heals, eating (every food, karambwan combos), drinking (every potion
 family, fewest- and most-doses-first), Vengeance and the food queries, on players from randomised resets

@@ -1,4 +1,4 @@
-"""The compiled core's loadouts and reset draws against the Python engine (issue 15, port step 1).
+"""The compiled core's loadouts and reset draws against the Python engine.
 
 `make_loadout` (every build, default and §12.6-randomised from thousands of seeds), `baseline_loadout`
 and the draws of `FightSim.reset` (build draw, fight mode, both loadouts, spawn tiles, PIDs) must give

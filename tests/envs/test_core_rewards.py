@@ -1,4 +1,4 @@
-"""The compiled core's §17 signals, rewards and reward components against envs/nh/engine.py (issue 15 step 5).
+"""The compiled core's §17 signals, rewards and reward components against envs/nh/engine.py.
 
 Every tick of every fight, for both players: the core's signals dict equals `rewards.signals_for`, its reward
 equals `compute_reward` and its reward components equal the recorded parts, all with `==` (float64 bit for

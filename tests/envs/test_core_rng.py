@@ -1,4 +1,4 @@
-"""The compiled core's PCG64 against numpy's Generator, bit for bit (issue 15, docs/compiled-core.md).
+"""The compiled core's PCG64 against numpy's Generator, bit for bit (docs/compiled-core.md).
 
 Both engines must draw the same numbers from the same seed, so the C generator is compared with numpy's
 on long interleaved sequences of `random()` and `integers(low, high)`: the engine's own ranges (spec

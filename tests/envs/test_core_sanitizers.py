@@ -1,4 +1,4 @@
-"""The compiled core's differential tests under AddressSanitizer and UndefinedBehaviorSanitizer (issue 15).
+"""The compiled core's differential tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 
 Both extensions of the core (the production `_nhcore` and the testing `_nhcore_testing` with the differential
 drivers, as setup.py builds them) are rebuilt from `envs/nh/core/src/*.c` with `-fsanitize=address,undefined`

@@ -1,4 +1,4 @@
-"""The compiled core's tick and masks against envs/nh/sim.py and masks.py, tick by tick (issue 15).
+"""The compiled core's tick and masks against envs/nh/sim.py and masks.py, tick by tick.
 
 Self-play fights in which neither agent acts (the actions and the scripted baseline are the next port
 step): the players start from randomised resets pushed into combat, targeting each other with any gear

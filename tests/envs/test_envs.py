@@ -115,7 +115,7 @@ def test_rllib_env_against_ladder_has_one_agent() -> None:
     ],
 )
 def test_a_bad_action_is_a_value_error_that_says_what_an_action_is(action: list[float], problem: str) -> None:
-    """Issue 16: a bare AssertionError before (gone under python -O); both envs now name shape and ranges."""
+    """Not a bare AssertionError (gone under python -O): both envs name the shape and ranges."""
     env = NHGymEnv()
     env.reset(seed=0)
     with pytest.raises(ValueError, match=problem):

@@ -1,7 +1,7 @@
 """The per-tick observation encoder writes every dynamic §15.2 entry by name and nothing else.
 
 `ObservationEncoder.encode` copies the episode's static entries (flag `C`, §15.1) and then lets one small
-function per block of the §15.2 table write the rest (issue 15 item 2: the Python engine reads like the
+function per block of the §15.2 table write the rest (so the Python engine reads like the
 rules). These tests make that layout claim checkable: a sentinel in every non-constant entry of the static
 copy must be overwritten, and the constant entries must come out exactly as `static_block` made them.
 The values themselves are pinned elsewhere (the trajectory fingerprints, the differential tests against

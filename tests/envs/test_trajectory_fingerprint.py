@@ -272,7 +272,7 @@ def _stored() -> dict[str, Any]:
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_trajectory_fingerprint_unchanged(case: Case, engine: str) -> None:
-    """The same digests on the Python engine and on the compiled core (issue 15: bit-identical engines)."""
+    """The same digests on the Python engine and on the compiled core (the engines are bit-identical)."""
     stored = _stored()["cases"][case.name]
     digest, ticks = run_case(case, engine_name=engine)
     assert ticks == stored["ticks"], f"{case.name}: {ticks} ticks played, {stored['ticks']} recorded"

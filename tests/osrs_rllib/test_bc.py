@@ -1,4 +1,4 @@
-"""Behaviour cloning (issue 25 item 1): a tiny end-to-end clone from recorded fights, the dataset the replays
+"""Behaviour cloning: a tiny end-to-end clone from recorded fights, the dataset the replays
 re-run into, the split by fight, the player filter, and one clear error with nothing written for bad input.
 
 The demonstrations are real `osrs-rllib fight --record` replays (`run_fights(record=...)`) of short fights
@@ -243,7 +243,7 @@ SETTINGS = ["--set", "randomize_gear=true", "--set", "randomize_fight_type=true"
 
 @pytest.mark.slow
 def test_a_clone_of_2000_expert_fights_beats_the_baseline(tmp_path: Path) -> None:
-    """Issue 25's bar: cloned from 2,000 expert-vs-baseline fights under nh.yml's rules, the model alone wins
+    """The bar: cloned from 2,000 expert-vs-baseline fights under nh.yml's rules, the model alone wins
     ≥ 80 % against the baseline as the mean of the six trained builds (500 fights each, unseen seeds)."""
     runner = CliRunner()
     rules = [a for k, v in fight_rules_of(load_config(CONFIG).to_dict()).rules.items()

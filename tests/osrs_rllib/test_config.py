@@ -33,6 +33,8 @@ CONFIGS = REPO / "configs"
 PRESETS = ("nh", "smoke", "nh-cluster")
 ALL_PRESETS = tuple(sorted(p.stem for p in CONFIGS.glob("*.yml")))
 """Every preset a user can name (`configs/*.yml`), the study's recipes apart (tests/league checks those)."""
+ARCHIVED = tuple(sorted(p.stem for p in (CONFIGS / "archive").glob("*.yml")))
+"""Recipes of retired models (`configs/archive/*.yml`): they must still load, so their figures can be reproduced."""
 
 
 def _write(path: Path, text: str) -> Path:
@@ -106,10 +108,15 @@ def test_main_preset_writes_every_hyperparameter_out() -> None:
     assert set(raw["env"]["params"]) == {f.name for f in dataclasses.fields(FightParams)} - per_episode
 
 
+@pytest.mark.parametrize("preset", ARCHIVED)
+def test_archived_preset_loads(preset: str) -> None:
+    assert load_config(CONFIGS / "archive" / f"{preset}.yml").name == preset
+
+
 def test_long_preset_is_the_exploiters_league_at_the_study_budget() -> None:
-    """nh-long.yml reproduces the shipped main model's training (docs/models.md): the league study's `exploiters`
-    recipe at its 20M env steps, whatever the machine's speed."""
-    long, league = load_config(CONFIGS / "nh-long.yml"), load_config(CONFIGS / "nh-exploiters.yml")
+    """The archived nh-long.yml reproduces the study's `exploiters` model (results/study/README.md): the league
+    study's `exploiters` recipe at its 20M env steps, whatever the machine's speed."""
+    long, league = load_config(CONFIGS / "archive" / "nh-long.yml"), load_config(CONFIGS / "nh-exploiters.yml")
     assert long.stop.env_steps == 20_000_000 and long.stop.minutes is None and long.stop.iterations is None
     a, b = long.model_dump(), league.model_dump()
     assert {k for k in a if a[k] != b[k]} == {"name", "stop"}
@@ -438,7 +445,7 @@ def test_real_cli_error_is_one_clear_line(tmp_path: Path) -> None:
     ],
 )
 def test_non_finite_numbers_are_rejected_everywhere(override: str, key: str, tmp_path: Path) -> None:
-    """Issue 16: NaN and infinity passed validation in most places (ppo.lr, --set ppo.clip_param=.inf)."""
+    """NaN and infinity fail validation everywhere (ppo.lr, --set ppo.clip_param=.inf)."""
     with pytest.raises(ConfigError) as err:
         load_config(CONFIGS / "smoke.yml", [override])
     assert err.value.file == "--set" and err.value.key == key and "finite" in err.value.message

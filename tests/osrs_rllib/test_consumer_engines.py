@@ -1,4 +1,4 @@
-"""The fight tools on both engines (issue 15 item 4): `fight`, `rate`, `outcome`, the exploit evaluation, the
+"""The fight tools on both engines: `fight`, `rate`, `outcome`, the exploit evaluation, the
 analysis API and replays give the same results on the compiled core and on the Python engine, and their
 ``engine`` option reaches the engine that actually plays (checked on the engines the fight loop hands its hooks).
 

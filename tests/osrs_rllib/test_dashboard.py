@@ -1,5 +1,5 @@
 """The Ray dashboard the way the README says to open it: the token from `osrs-rllib dashboard-token`, then an
-authenticated call (issue 16: the page showed "Authentication Token Required" and nothing said how to get in)."""
+authenticated call (the page shows "Authentication Token Required"; the user must learn how to get in)."""
 
 from __future__ import annotations
 

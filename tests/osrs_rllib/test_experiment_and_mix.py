@@ -62,7 +62,7 @@ def test_new_run_over_existing_needs_force_and_dead_runs_are_detected(tmp_path: 
     exp = Experiment(tmp_path, "run")
     exp.prepare_new(force=False)
     exp.config_path.write_text("name: run\n")
-    # Issue 16: a run that failed before its first checkpoint has nothing to lose; its name is free again.
+    # A run that failed before its first checkpoint has nothing to lose; its name is free again.
     exp.prepare_new(force=False)
     assert not exp.config_path.exists()
     exp.config_path.write_text("name: run\n")

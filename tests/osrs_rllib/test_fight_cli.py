@@ -94,7 +94,7 @@ def test_contract_export_writes_json(tmp_path: Path) -> None:
     assert str(path) in proc.stdout
     contract = json.loads(path.read_text(encoding="utf-8"))
     assert {"version", "action", "observation"} <= contract.keys()
-    to_stdout = _cli("contract", "export", "-")  # issue 16: '-' is standard output, not a file named '-'
+    to_stdout = _cli("contract", "export", "-")  # '-' is standard output, not a file named '-'
     assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout) == contract
     assert not (REPO / "-").exists()
 

@@ -1,7 +1,7 @@
 """`osrs-rllib fight` plays its fights in `play_fights`; these pin the results the old one-fight-at-a-time loop
-gave for the same seeds, so moving onto the shared loop (issue 16) provably changed nothing.
+gave for the same seeds, so moving onto the shared loop provably changed nothing.
 
-Each row was recorded with the sequential loop `osrs_rllib/fight.py` had before issue 16 (same arguments, same
+Each row was recorded with the sequential loop `osrs_rllib/fight.py` once had (same arguments, same
 code of the simulator and the ladder). A change of the simulator or a ladder rung that moves these numbers is
 a behaviour change to explain, not a reason to re-record blindly.
 """

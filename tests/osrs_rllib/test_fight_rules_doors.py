@@ -1,4 +1,4 @@
-"""Every door that seats a model file plays it by its training rules (issue 27): `fight`, `rate`, the analysis API,
+"""Every door that seats a model file plays it by its training rules: `fight`, `rate`, the analysis API,
 `exploit`'s config, serving's model list and training's evaluation, with the rules printed and in the JSON."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _implicit_equals_explicit(model: str, *args: str) -> dict[str, Any]:
 
 
 def test_fight_plays_a_model_by_its_training_rules_like_the_rules_spelled_out(models: tuple[Path, Path]) -> None:
-    """Issue 27's bar, on short fights: a model's rules need not be spelled out, and they change the fights."""
+    """On short fights: a model's rules need not be spelled out, and they change the fights."""
     core = str(models[0])
     implicit = _implicit_equals_explicit(core, "--n", "7", "--set", "max_episode_ticks=60")
     spec_masks = [arg for key in CORE_RULES for arg in ("--set", f"{key}={str(getattr(FightParams(), key)).lower()}")]

@@ -1,4 +1,4 @@
-"""Pins of the Ray and RLlib internals this code base reaches behind their public APIs (issue 26 item 6).
+"""Pins of the Ray and RLlib internals this code base reaches behind their public APIs.
 
 Why: each of these has no public equivalent in Ray 2.60's old API stack, and a rename in an upgrade would not
 fail loudly where it is used (a resume would restart the iteration counter, an exploiter reset would keep its

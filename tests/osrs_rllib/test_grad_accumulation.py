@@ -1,4 +1,4 @@
-"""Issue 25 item 3: ``ppo.grad_accumulation_steps: k`` splits a minibatch into k micro-batches and gives the update
+"""``ppo.grad_accumulation_steps: k`` splits a minibatch into k micro-batches and gives the update
 of the whole minibatch, to float tolerance: the real network, RLlib's real PPO loss, one real optimiser step."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The outcome model (issue 13): metrics pinned on hand-computed examples, the by-fight split, training on a few
+"""The outcome model: metrics pinned on hand-computed examples, the by-fight split, training on a few
 real fights of a small model, the `winrate` extension stored in the model file (loadable by torch alone, old files
 still valid), held-out seeds enforced, and the CLI."""
 

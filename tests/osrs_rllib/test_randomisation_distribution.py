@@ -1,6 +1,6 @@
 """What the training environments actually draw, counted, against what each preset's config says.
 
-Issue 10: with `randomize_build` on, every fight of the main job was LMS_PURE, and nothing noticed because
+Why: once, with `randomize_build` on, every fight of the main job was LMS_PURE, and nothing noticed because
 every figure went through the same blind spot. This test builds each preset's environments the way
 training does (the config layer, `build_algorithm_config`, real RLlib env runners seeding their envs, the league
 plan pushed by `LeagueRunner`), resets ≥ 1,000 episodes spread over several runners' envs, and compares the
@@ -170,7 +170,7 @@ def test_training_envs_draw_what_the_config_says(ray_session: None, tmp_path: Pa
 
 
 def test_the_count_would_catch_the_old_blind_spot() -> None:
-    """The check above is not vacuous: a single build (what training drew before issue 10) fails it."""
+    """The check above is not vacuous: a single build (what training once drew) fails it."""
     options = ["LMS_PURE", "LMS_ZERKER", "LMS_MED", "PURE", "ZERKER", "MED"]
     every_fight_lms_pure = ["LMS_PURE"] * EPISODES
     with pytest.raises(AssertionError):

@@ -1,4 +1,4 @@
-"""Fight replays (issue 13): recording, the file format, exact replay from the seed, and the win-probability path.
+"""Fight replays: recording, the file format, exact replay from the seed, and the win-probability path.
 
 The first bar of the issue is `test_every_build_and_fight_type_replays_exactly`: fights of every build and
 fight type, with the simulator's baseline in seat 1 and with an acting seat 1, re-run from their files.
@@ -41,7 +41,7 @@ SHORT = 120
 # ---- models made for the test ------------------------------------------------------------------------
 class WinrateNetwork(NHPolicyNetwork):
     """A policy network carrying a trivial but real ``winrate`` extension: a logistic function of the
-    observation's first entries (the outcome model of issue 13 item 3 has the same signature)."""
+    observation's first entries (the outcome model has the same signature)."""
 
     @torch.jit.export
     def extension_winrate(self, obs: torch.Tensor) -> torch.Tensor:

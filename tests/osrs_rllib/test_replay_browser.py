@@ -1,6 +1,6 @@
 """The replay viewer in a real headless browser (Debian's chromium), driven over the DevTools protocol.
 
-Issue 13's second bar: the page renders with no console errors, a screenshot at a chosen tick shows both
+The page renders with no console errors, a screenshot at a chosen tick shows both
 players, and moving the slider changes the shown tick and the hitpoints. The page must also fetch nothing
 from the network. The screenshot is saved under the test's tmp dir and copied to /tmp/replay_screenshot.png.
 

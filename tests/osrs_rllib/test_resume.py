@@ -1,4 +1,4 @@
-"""Kill it, resume it (issue 28): the CLI run the way a user runs it, killed at awkward moments, then resumed.
+"""Kill it, resume it: the CLI run the way a user runs it, killed at awkward moments, then resumed.
 
 The CLI tests start ``osrs-rllib`` in a subprocess from a temporary working directory holding a copy of
 ``configs/``, with the README's commands and the config's relative ``experiments_dir``. They kill by pid with a
@@ -68,7 +68,7 @@ def write_checkpoint(exp: Experiment, iteration: int, *, win_rate: float | None 
 
 
 def test_experiment_paths_are_absolute_from_a_relative_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The root cause of issue 28: RLlib took a relative checkpoint path for a URI. Experiment anchors it once."""
+    """Why a resume once failed: RLlib takes a relative checkpoint path for a URI. Experiment anchors it once."""
     monkeypatch.chdir(tmp_path)
     exp = Experiment("experiments", "kr2")
     assert exp.dir == tmp_path / "experiments" / "kr2" and exp.dir.is_absolute()
@@ -582,7 +582,7 @@ def test_exploit_killed_then_resumed_continues_its_curve(tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_exploit_stopped_by_sigterm_evaluates_reports_and_exits_0(tmp_path: Path) -> None:
-    """SIGTERM to ``osrs-rllib exploit`` (issue 27): the iteration finishes, the final evaluation runs, the
+    """SIGTERM to ``osrs-rllib exploit``: the iteration finishes, the final evaluation runs, the
     report says the run was stopped (not finished) and by what, and the process exits 0 leaving no Ray behind."""
     from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
     from policies.model_file import save_model_file

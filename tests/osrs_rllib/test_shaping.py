@@ -1,4 +1,4 @@
-"""Issue 25 item 3: the novelty reward and observation noise do what they say, and are nothing while off.
+"""The novelty reward and observation noise do what they say, and are nothing while off.
 
 The environments are the training envs (`TrainingEnv` built from `train.env_config`, as the env runners build
 them), stepped with seeded random legal actions; two envs of the same seeds play the same fight, so any difference

@@ -1,4 +1,4 @@
-"""Fights spread over builds and fight types, and evaluation that reports every build (issue 10)."""
+"""Fights spread over builds and fight types, and evaluation that reports every build."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert state["iteration"] == 5 and state["env_steps"] > 0
 
     # A checkpoint with only RLlib's files (no model file beside it) exports with the run's counters and config,
-    # so the file still records the fight rules it trained by (issue 27).
+    # so the file still records the fight rules it trained by.
     last = exp.latest_checkpoint().path
     (last / MODEL_NAME).unlink()
     out = tmp_path / "from-rllib.nhmodel"
@@ -235,7 +235,7 @@ def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
-    """Issue 10's slow check: a run on two builds learns on both and its evaluation reports each of them."""
+    """The slow check: a run on two builds learns on both and its evaluation reports each of them."""
     proc = run_cli(
         "train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}",
         "--set", "env.params.random_build_options=[PURE, MED]", "--set", "evaluation.unseen_builds=[]",
@@ -253,7 +253,7 @@ def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
 
 
 def test_unreachable_address_fails_fast_and_leaves_the_name_free(tmp_path: Path) -> None:
-    """Issue 16: joining a cluster that is not there hung for minutes; a failed start then blocked the name."""
+    """Joining a cluster that is not there fails fast, and a failed start does not block the name."""
     import socket
 
     with socket.socket() as s:  # a loopback port nobody listens on
@@ -275,8 +275,8 @@ def test_unreachable_address_fails_fast_and_leaves_the_name_free(tmp_path: Path)
 
 
 def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Path) -> None:
-    """Issue 16: `jobs` missed a detached run until its config was written, and stopping it in its first
-    seconds left state "failed"/"dead" with an empty log."""
+    """`jobs` sees a detached run before its config is written, and stopping it in its first seconds
+    leaves state "stopped" with a log, not "failed"/"dead" with an empty one."""
     started = run_cli("train", "configs/smoke.yml", "--detach", "--set", f"experiments_dir={tmp_path}")
     assert started.returncode == 0, started.stderr
     listed = json.loads(run_cli("jobs", "--experiments-dir", str(tmp_path), "--json").stdout)
@@ -293,7 +293,7 @@ def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Pa
 
 
 def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
-    """Issue 16: Ray's message named its own options; ours names the config key to change."""
+    """Ray's message names its own options; ours names the config key to change."""
     import socket
 
     with socket.socket() as busy:
@@ -311,7 +311,7 @@ def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
 
 def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path: Path) -> None:
     """Two runs on one machine (a training run and an exploit run, say): with no `ray.dashboard_port` set, the
-    second takes the next free port and says so, where Ray would time out binding 8265 (issue 27/28)."""
+    second takes the next free port and says so, where Ray would time out binding 8265."""
     import socket
 
     from common.ray_errors import RAY_DASHBOARD_PORT, port_in_use

@@ -1,4 +1,4 @@
-"""Issue 25 item 2: ``train --init MODEL`` starts every trainable policy from a model file, exactly, and refuses a
+"""``train --init MODEL`` starts every trainable policy from a model file, exactly, and refuses a
 file of another shape with one line before anything is written."""
 
 from __future__ import annotations

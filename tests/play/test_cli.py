@@ -70,7 +70,7 @@ def test_the_command_serves_and_falls_back_to_the_expert(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_play_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
-    """A service manager's SIGTERM and a terminal's Ctrl-C both end the command normally (issue 27): exit 0
+    """A service manager's SIGTERM and a terminal's Ctrl-C both end the command normally: exit 0
     within 10 s, saying so; uvicorn's habit of re-raising the signal after its shutdown used to make SIGTERM
     end the process with status 143."""
     proc, _, _ = _start(tmp_path)

@@ -1,6 +1,6 @@
 """Whole fights played through the play page in a real headless chromium (Debian's), over the DevTools protocol.
 
-Issue 24's first bar: keys are pressed and buttons clicked on a schedule; at every tick the page's enabled
+The page's contract: keys are pressed and buttons clicked on a schedule; at every tick the page's enabled
 controls are exactly the legal ones for the mask the server sent (spec §14.3; checked against
 `controls.enabled_controls`), clicking a disabled one sends nothing; the fight ends, its replay verifies, and the
 page logged no console error and fetched nothing but this server's files. A second test closes the tab mid-fight

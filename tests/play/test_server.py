@@ -1,6 +1,6 @@
 """The play server on real uvicorn and real sockets (127.0.0.1, port 0), spoken to as the page speaks.
 
-Issue 24's third bar: bad input from the page (an unknown action, a wrong head size, a flood of messages, a
+Robustness: bad input from the page (an unknown action, a wrong head size, a flood of messages, a
 message after the fight ended) gets an error message on the socket, never a crash, and never changes a finished
 game. Also: whole games against a ladder rung, a model file in-process and the in-simulator baseline write
 replays that ``osrs-rllib replay --verify`` accepts; a page that leaves mid-game ends only its own game.

@@ -1,4 +1,4 @@
-"""`serving.client.play_fight` on both engines (issue 15 item 4): the same fight through the real server whether
+"""`serving.client.play_fight` on both engines: the same fight through the real server whether
 the client steps the compiled core or the Python engine, and its ``engine`` option picks the engine that plays."""
 
 from __future__ import annotations

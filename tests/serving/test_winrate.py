@@ -1,4 +1,4 @@
-"""A model file carrying the `winrate` extension (issue 13), served by the real stack and asked through the TCP
+"""A model file carrying the `winrate` extension, served by the real stack and asked through the TCP
 proxy: the extension's answer equals the file's own `extension_winrate`, and the file's actions stay its policy's.
 """
 

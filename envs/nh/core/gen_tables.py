@@ -10,7 +10,7 @@ It also writes `envs/nh/core/src/nh_data.c`, the rows of the data tables (items,
 gear randomisation) from the Python engine's parsed tables, so the Python loader's checks apply to both, and
 `envs/nh/core/src/nh_fields.h`, the binding's field tables (reset parameters, player snapshot, events,
 signals, reward-weight names) from the Python definitions through `mirrors.py`: a field added in Python
-without a mirror stops the generation with its name (issue 26).
+without a mirror stops the generation with its name.
 
 Run from the repository root:
 

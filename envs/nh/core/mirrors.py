@@ -1,4 +1,4 @@
-"""How each field of the Python engine's state and options reaches the compiled core (issue 26 item 1).
+"""How each field of the Python engine's state and options reaches the compiled core.
 
 The core mirrors four Python definitions: `FightParams` (the reset's parameters, `nh_reset_params`),
 `PlayerState` with its `PendingHit`s and `Loadout` (`nh_player`), `TickEvents` with its `HitRecord`s

@@ -68,7 +68,7 @@ def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) spent so far by `pid` and every process below it, the exited ones included
     (as far as their parents have waited for them): the work of a start, which a quiet 2-core machine needs
     at least half of in wall time."""
-    from serving.runtime import descendants
+    from common.processes import descendants
 
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
@@ -83,7 +83,8 @@ def cpu_seconds(pid: int) -> float:
 
 def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: float,
             latency_s: float) -> dict[str, Any]:
-    from serving.runtime import descendants, free_port, reap, still_running
+    from common.processes import descendants, reap, still_running
+    from serving.runtime import free_port
 
     port = free_port()
     state = Path(tempfile.mkdtemp(prefix="serve-startup-state-"))

@@ -33,6 +33,8 @@ class RayFlags:
     """Turns the dashboard off."""
     num_cpus: str
     """Sets the CPUs of a Ray the command starts."""
+    start_timeout: str = ""
+    """Gives a Ray the command starts longer to come up (empty: the command has no such setting)."""
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -109,7 +111,9 @@ def explain_ray_start_error(exc: BaseException, flags: RayFlags, address: str | 
                 f"give its address with {flags.address} HOST:PORT, or leave {flags.address} out to start a "
                 "private Ray")
     if "timed out" in lower or "timeout" in lower:
-        return (f"Ray did not start in time ({_first_line(exc, 160)}): the machine may be busy; try again, or "
-                f"join a running cluster with {flags.address}")
+        # Not "join a running cluster": a training run's cluster has no CPUs to spare (docs/serving.md).
+        longer = f"give it longer with {flags.start_timeout}, " if flags.start_timeout else ""
+        return (f"Ray did not start in time ({_first_line(exc, 160)}): the machine may be busy; {longer}or try "
+                "again when it is quieter")
     where = f"join Ray at {address}" if address is not None else "start a local Ray"
     return f"cannot {where}: {_first_line(exc)}"

@@ -137,6 +137,9 @@ class RayConfig(_Section):
     dashboard_port: int | None = Field(None, ge=1, le=65535)
     """Dashboard port. None: Ray's usual 8265, or the next free port (said on the terminal) when another Ray on
     the machine holds it; a port set here must be free."""
+    start_timeout_s: float = Field(180.0, gt=0)
+    """Seconds an embedded Ray may take to start before the run gives up (a line every 10 s says it is waiting).
+    A quiet laptop needs 5-10 s; one busy with other work a minute or more (`serving/ray_start.py`)."""
 
 
 class EnvConfig(_Section):

@@ -1,5 +1,5 @@
-"""Before Ray starts: is the dashboard's port free, does a cluster answer at ``--address``, and cleaning up
-after a failed start.
+"""Before Ray starts: is the dashboard's port free, does a cluster answer at ``--address``; then starting it
+through the one start-up path every command shares (`serving.ray_start`).
 
 Why apart from the trainer loop: each check turns a minutes-long Ray retry or an error naming Ray's options
 into one line naming ours (``ray.dashboard_port``, ``--address``), and none of it needs RLlib.
@@ -7,37 +7,13 @@ into one line naming ours (``ray.dashboard_port``, ``--address``), and none of i
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from common.ray_errors import RAY_DASHBOARD_PORT, dashboard_port_beside_others, port_in_use
 from osrs_rllib.config import RayConfig
-
-RAY_START_ATTEMPTS = 2
-"""How often a local Ray is started before giving up. Ray's start-up limits are fixed (the raylet waits about 15 s
-for its dashboard agent, the driver 30 s for the raylet, `ray._private.node`), and on a 2-core machine busy with
-other work the agent's imports alone can take longer: one more try costs little next to a run that never starts."""
-RAY_START_TIMEOUT_MESSAGE = "timed out during startup"
-
-
-def _end_processes(procs: list[Any], grace_s: float = 5.0) -> None:
-    """SIGTERM, then SIGKILL what is left after `grace_s`: what a failed `ray.init` started must not linger."""
-    import psutil
-
-    for proc in procs:
-        try:
-            proc.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(procs, timeout=grace_s)
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.Error:
-            pass
 
 
 class TrainingError(Exception):
@@ -122,35 +98,19 @@ def dashboard_port(rc: RayConfig, echo: Callable[[str], None]) -> int:
     return other
 
 
-@contextlib.contextmanager
-def _our_sigterm_handler_kept() -> Iterator[None]:
-    """While `ray.init` runs, keep the SIGTERM handler the command installed (its clean stop).
-
-    Why: `ray.init` installs handlers of its own for the time it runs (`sys.exit` in whatever frame the signal
-    lands in, through ``ray._private.utils.set_sigterm_handler``); a stop sent in those seconds (`osrs-rllib stop`
-    right after `--detach`) then either failed the run or, landing in a frame that swallows exceptions (logging's
-    lock release), was lost and the run trained on. With ours kept, the stop is recorded and honoured as soon as
-    Ray is up. The trainer installs its handler again after `ray.init` in any case.
-    `tests/osrs_rllib/test_framework_internals.py` pins the function this replaces for the call.
-    """
-    import ray._private.utils as ray_utils
-
-    original = ray_utils.set_sigterm_handler
-    ray_utils.set_sigterm_handler = lambda handler: None
-    try:
-        yield
-    finally:
-        ray_utils.set_sigterm_handler = original
-
-
-def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Callable[[list[int]], None]) -> str | None:
-    """Start an embedded Ray or join ``rc.address``, trying a local start once more after Ray's fixed start-up
-    limits run out; a Ray of our own has its processes recorded. Returns the dashboard's URL, if there is one.
+def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Callable[[list[int]], None],
+              should_stop: Callable[[], bool] = lambda: False) -> str | None:
+    """Start an embedded Ray or join ``rc.address`` (`serving.ray_start.init_ray`: the start-up path `serve`
+    takes too, with ``ray.start_timeout_s`` as its budget); a Ray of our own has its processes recorded.
+    Returns the dashboard's URL, if there is one.
 
     Raises:
-        TrainingError: The port is taken, the cluster does not answer, or Ray did not start.
+        TrainingError: The port is taken, the cluster does not answer, or Ray did not start in time.
+        RayStartStopped: `should_stop` turned true while Ray started; what it had started is gone.
     """
-    import ray
+    import psutil
+
+    from serving.ray_start import RayStartTimedOut, init_ray
 
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if rc.address:
@@ -163,24 +123,20 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
             dashboard_host=rc.dashboard_host,
             dashboard_port=dashboard_port(rc, echo),
         )
-    import psutil
+    try:
+        context = init_ray(kwargs, local=not rc.address, budget_s=rc.start_timeout_s, echo=echo,
+                           should_stop=should_stop, hint="--set ray.start_timeout_s=SECONDS")
+    except RayStartTimedOut as exc:
+        raise TrainingError(f"Ray did not start within ray.start_timeout_s = {rc.start_timeout_s:g} s ({exc}): "
+                            "the machine may be very busy; give it longer with --set ray.start_timeout_s=SECONDS") \
+            from None
+    except Exception as exc:  # Ray raises plain `Exception` too
+        from common.ray_errors import RayFlags, explain_ray_start_error
 
-    for attempt in range(1, RAY_START_ATTEMPTS + 1):
-        before = {p.pid for p in psutil.Process().children(recursive=True)}
-        try:
-            with _our_sigterm_handler_kept():
-                context = ray.init(**kwargs)
-            break
-        except Exception as exc:  # Ray raises plain `Exception` too, e.g. when its node misses its start-up limit
-            ray.shutdown()
-            _end_processes([p for p in psutil.Process().children(recursive=True) if p.pid not in before])
-            where = rc.address or "a local Ray"
-            if rc.address or RAY_START_TIMEOUT_MESSAGE not in str(exc) or attempt == RAY_START_ATTEMPTS:
-                raise TrainingError(f"cannot start or join Ray at {where}: {exc}") from None
-            echo(
-                f"Ray's node did not come up within Ray's fixed start-up limits (a busy machine?): starting it "
-                f"again ({attempt + 1}/{RAY_START_ATTEMPTS})"
-            )
+        flags = RayFlags(address="--set ray.address=HOST:PORT", dashboard_port="--set ray.dashboard_port=PORT",
+                         no_dashboard="--set ray.include_dashboard=false", num_cpus="--set ray.num_cpus=N",
+                         start_timeout="--set ray.start_timeout_s=SECONDS")
+        raise TrainingError(explain_ray_start_error(exc, flags, rc.address)) from None
     if not rc.address:  # a Ray of our own: remember its processes, for the next start after a kill -9
         record_processes([p.pid for p in psutil.Process().children(recursive=True)])
     url = getattr(context, "dashboard_url", None)

@@ -6,6 +6,7 @@ imports the trainer); this module only turns options into a `serving.runtime.Ser
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -65,8 +66,13 @@ def serve(
                             "(e.g. while a crashed replica is replaced); 0: no deadline.")
     ] = 300.0,
     start_timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds the server may take to start before giving up, saying why.")
+        float, typer.Option(min=1, help="Seconds the application may take to start once Ray runs, before giving "
+                            "up, saying why.")
     ] = 300.0,
+    ray_start_timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds a private Ray may take to start (a busy machine needs a minute "
+                            "or more); a line every 10 s says it is waiting.")
+    ] = 180.0,
     state_dir: Annotated[
         Path | None, typer.Option(help="Where detached servers are recorded (default ~/.osrs-rllib/serve).")
     ] = None,
@@ -80,7 +86,7 @@ def serve(
     `osrs-rllib serve status` and `osrs-rllib serve stop --port 9999`. SIGTERM and Ctrl-C stop it cleanly
     (exit 0). Protocol and examples: docs/serving.md.
     """
-    from serving.runtime import ServeError, default_state_dir
+    from serving.detached import ServeError, default_state_dir
 
     states = state_dir or default_state_dir()
     if target == "status":
@@ -91,7 +97,7 @@ def serve(
         return
     if target is None:
         raise _fail("give a models directory or an experiment to serve (or `serve status` / `serve stop`)")
-    from serving.runtime import resolve_models_dir
+    from serving.detached import resolve_models_dir
 
     try:
         models_dir = resolve_models_dir(target, experiments_dir)
@@ -99,7 +105,7 @@ def serve(
         raise _fail(str(exc)) from None
 
     if detach:
-        _detach(states, port, models_dir)
+        _detach(states, port, models_dir, wait_s=ray_start_timeout + start_timeout)
         return
     from serving.proxy import ProxyLimits
     from serving.runtime import ServeSettings
@@ -107,55 +113,39 @@ def serve(
     settings = ServeSettings(
         models_dir=str(models_dir), host=host, port=port, replicas=replicas, cpus_per_replica=cpus_per_replica,
         address=address, num_cpus=num_cpus, dashboard=dashboard, dashboard_port=dashboard_port, reload_s=reload_s,
-        start_timeout_s=start_timeout,
+        start_timeout_s=start_timeout, ray_start_timeout_s=ray_start_timeout,
         limits=ProxyLimits(max_connections=max_connections, idle_timeout_s=idle_timeout,
                            deadline_s=deadline_ms / 1000.0),
     )
     _run_foreground(settings, models_dir, states)
 
 
-class _Signals:
-    """SIGTERM and SIGINT ask the server to stop; it then stops cleanly and exits 0.
-
-    Installed before Ray starts (a stop during start-up is honoured at the next start-up step) and again once
-    Ray runs: `ray.init` replaces SIGTERM handling with its own, under which a SIGTERM aborts the process
-    (exit status -6) before our shutdown runs. A second signal while stopping is ignored: the shutdown is
-    bounded and leaves nothing behind, which an interrupted one could not promise.
-    """
-
-    def __init__(self) -> None:
-        self.stop = threading.Event()
-        self.signum: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous = signal.signal(sig, self._handle)
-            self._previous.setdefault(sig, previous)
-
-    def uninstall(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.signum is None:
-            self.signum = signum
-        self.stop.set()
-
-
 def _run_foreground(settings: ServeSettings, models_dir: Path, states: Path) -> None:
+    """Start, serve until a stop signal, stop. The first SIGTERM or Ctrl-C at any moment (start-up included)
+    stops cleanly, exit 0; a second one ends at once, exit 130 (`common.stops`). Either way nothing the server
+    started is left running, and no record claims a server that is not there."""
     import logging
 
-    from serving.runtime import ServeError, ServeRecord, ServeStopped, Service, record_path, write_record
+    from common.stops import StopRequest
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    signals = _Signals()
-    signals.install()
-    service = Service(settings, echo=typer.echo, should_stop=signals.stop.is_set)
-    record = None
+    stop = StopRequest(before_exit=_kill_started_processes).install()
+    try:
+        _serve_until_stopped(settings, models_dir, states, stop)
+    except KeyboardInterrupt:  # a second signal (`HardStop`), or Ctrl-C before the handlers were in place
+        raise typer.Exit(code=130) from None
+    finally:
+        _forget_own_record(states, settings.port)
+
+
+def _serve_until_stopped(settings: ServeSettings, models_dir: Path, states: Path, stop: Any) -> None:
+    from serving.detached import ServeError, ServeRecord, record_path, write_record
+    from serving.runtime import ServeStopped, Service
+
+    service = Service(settings, echo=typer.echo, should_stop=lambda: stop.requested)
     try:
         try:
-            models = service.start(after_ray_init=signals.install)
+            models = service.start(after_ray_init=stop.install)
         except ServeError as exc:
             raise _fail(str(exc)) from None
         except ServeStopped as exc:
@@ -176,26 +166,62 @@ def _run_foreground(settings: ServeSettings, models_dir: Path, states: Path) -> 
 
             typer.echo(dashboard_login_hint())
         if os.environ.get("OSRS_RLLIB_SERVE_DETACHED") == "1" or record_path(states, listen_port).exists():
-            record = ServeRecord(pid=os.getpid(), host=listen_host, port=listen_port, models_dir=str(models_dir),
-                                 log=str(states / f"serve-{listen_port}.log"), started_unix=time.time(),
-                                 dashboard=service.dashboard_url, state="running")
-            write_record(states, record)
+            write_record(states, ServeRecord(
+                pid=os.getpid(), host=listen_host, port=listen_port, models_dir=str(models_dir),
+                log=str(states / f"serve-{listen_port}.log"), started_unix=time.time(),
+                dashboard=service.dashboard_url, state="running"))
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in service.timings.items())
         typer.echo(f"ready in {service.timings.get('models', 0.0):.1f} s ({timings})")
-        while not signals.stop.wait(0.5):
+        while not stop.event.wait(0.5):
             pass
-        name = signal.Signals(signals.signum).name if signals.signum else "a stop request"
-        typer.echo(f"shutting down ({name})")
+        typer.echo(f"shutting down ({stop.signal_name})")
     finally:
-        service.stop()
-        signals.uninstall()
-        if record is not None:
-            record_path(states, record.port).unlink(missing_ok=True)
+        _stop_service(service, stop)
 
 
-def _detach(states: Path, port: int, models_dir: Path) -> None:
+def _stop_service(service: Any, stop: Any) -> None:
+    """`Service.stop`; after a second signal, or on a further one during it, every process the server started
+    is ended at once (SIGKILL) instead: the clean stop takes seconds, a user who presses Ctrl-C again wants
+    them gone now, and none may outlive the server."""
+    if stop.hard:
+        _kill_started_processes()
+        stop.disarm()
+        return
+
+    def now(signum: int, frame: Any) -> None:
+        _kill_started_processes()
+        os._exit(130)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, now)
+    service.stop()
+
+
+def _kill_started_processes() -> None:
+    from common.processes import descendants
+
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _forget_own_record(states: Path, port: int) -> None:
+    """Remove the record of this process's server (whatever its state): a server that has stopped, or never
+    came up, must not be listed as starting or running."""
+    from serving.detached import read_records, record_path
+
+    for r in read_records(states):
+        if r.pid == os.getpid():
+            record_path(states, r.port).unlink(missing_ok=True)
+
+
+def _detach(states: Path, port: int, models_dir: Path, wait_s: float) -> None:
+    """Start the server in the background and return once a request would succeed (the proxy listens only
+    when a model server answers), saying how long that took; or, if it dies first, say why and remove its
+    record."""
     from common.processes import pid_alive
-    from serving.runtime import ServeRecord, read_records, record_path, start_detached, write_record
+    from serving.detached import ServeRecord, read_records, record_path, start_detached, write_record
 
     for r in read_records(states):
         if r.port == port and pid_alive(r.pid):
@@ -204,19 +230,54 @@ def _detach(states: Path, port: int, models_dir: Path) -> None:
     os.environ["OSRS_RLLIB_SERVE_DETACHED"] = "1"
     if "--state-dir" not in argv:
         argv += ["--state-dir", str(states)]
+    t0 = time.monotonic()
     pid, log = start_detached(argv, states, port)
     write_record(states, ServeRecord(pid=pid, host="?", port=port, models_dir=str(models_dir), log=str(log),
                                      started_unix=time.time(), state="starting"))
     typer.echo(f"serving {models_dir} in the background (pid {pid}); log: {log}")
-    typer.echo("follow it with `osrs-rllib serve status`, stop it with `osrs-rllib serve stop"
+    problem = _wait_until_answering(pid, states, port, t0, wait_s)
+    if problem is not None:
+        if not pid_alive(pid):
+            record_path(states, port).unlink(missing_ok=True)
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:]) if log.exists() else ""
+        raise _fail(f"{problem}; its log ({log}) ends:\n{tail}")
+    typer.echo(f"ready: answering on port {port}, {time.monotonic() - t0:.1f} s after the command")
+    typer.echo("see it with `osrs-rllib serve status`, stop it with `osrs-rllib serve stop"
                + (f" --port {port}`" if port != 9999 else "`"))
-    assert record_path(states, port).exists()
+
+
+def _wait_until_answering(pid: int, states: Path, port: int, t0: float, wait_s: float) -> str | None:
+    """None once the detached server has recorded itself running and answers a models request; else why not."""
+    from common.processes import pid_alive
+    from serving.client import ServeClient
+    from serving.detached import read_records
+
+    next_note = 10.0
+    while True:
+        if not pid_alive(pid):
+            return "the server stopped before it was ready"
+        record = next((r for r in read_records(states) if r.port == port and r.pid == pid), None)
+        if record is not None and record.state == "running":
+            try:
+                with ServeClient(record.host if record.host not in ("0.0.0.0", "", "?") else "127.0.0.1", port,
+                                 timeout_s=10, retries=0) as client:
+                    client.models()
+                return None
+            except (OSError, RuntimeError, ValueError):
+                pass
+        waited = time.monotonic() - t0
+        if waited > wait_s:
+            return f"not answering after {wait_s:g} s (it keeps starting in the background: pid {pid})"
+        if waited >= next_note:
+            typer.echo(f"still starting after {waited:.0f} s")
+            next_note += 10.0
+        time.sleep(0.2)
 
 
 def _status(states: Path, as_json: bool) -> None:
     from common.processes import pid_alive
     from serving.client import ServeClient
-    from serving.runtime import read_records
+    from serving.detached import read_records
 
     rows: list[dict[str, Any]] = []
     for r in read_records(states):
@@ -250,7 +311,7 @@ def _status(states: Path, as_json: bool) -> None:
 
 
 def _stop(states: Path, port: int, wait: float) -> None:
-    from serving.runtime import read_records, stop_detached
+    from serving.detached import read_records, stop_detached
 
     records = [r for r in read_records(states) if r.port == port]
     if not records:

@@ -372,10 +372,12 @@ def _forward(served: ServedModel, reqs: Sequence[Request], obs: np.ndarray) -> l
         for name in {e for r in reqs for e in r.extensions}:
             ext_results[name] = served.extensions[name](served.model, obs_t)
     actions_l = actions.tolist()
-    logp_l = logp.tolist()
-    entropy_l = entropy.tolist()
-    probs_l = probs.tolist() if probs is not None else None
-    values_l = values.tolist() if values is not None else None
+    # `+ 0.0` turns a negative zero (an entropy of a head with one legal value, say) into 0.0: a reply reads
+    # as a person writes numbers (IEEE 754: -0.0 + 0.0 == +0.0, every other value unchanged).
+    logp_l = (logp + 0.0).tolist()
+    entropy_l = (entropy + 0.0).tolist()
+    probs_l = (probs + 0.0).tolist() if probs is not None else None
+    values_l = (values + 0.0).tolist() if values is not None else None
     out: list[Reply] = []
     for i, r in enumerate(reqs):
         out.append(

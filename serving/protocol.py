@@ -292,13 +292,29 @@ def _parse_obs(raw: Any) -> npt.NDArray[np.float32]:
     if not np.isfinite(out).all():
         frame, entry = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
         raise ProtocolError(
-            f"field 'obs': frame {frame} entry {entry} is {arr[frame, entry]!r} (as float32: {out[frame, entry]}); "
-            "observations must be finite numbers within float32 range"
+            f"field 'obs': frame {frame} entry {entry} is {number_text(arr[frame, entry])}; observations must be "
+            "finite numbers within float32 range"
         )
     return out
 
 
 _INT64_RANGE = (-(2**63), 2**63 - 1)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def number_text(value: Any) -> str:
+    """A number as a person writes it in a message: ``NaN``, ``infinity``, ``1e+39 (beyond float32's range)``,
+    ``0.25``; never numpy's ``np.float64(nan)``."""
+    number = value.item() if isinstance(value, np.generic) else value
+    if isinstance(number, float):
+        if math.isnan(number):
+            return "NaN"
+        if math.isinf(number):
+            return "infinity" if number > 0 else "-infinity"
+        if abs(number) > FLOAT32_MAX:
+            return f"{number:g} (beyond float32's range, ±{FLOAT32_MAX:.2g})"
+        return f"{number:g}"
+    return str(number)
 
 
 def _first_non_number(raw: list[list[Any]]) -> tuple[int, int, Any]:

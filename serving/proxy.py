@@ -381,6 +381,9 @@ class ProxyActor:
         self._thread.start()
         self._answer_handle, self._models_handle = asyncio.run_coroutine_threadsafe(
             _handles_on_this_loop(deployment_name, app_name), self._loop).result(timeout=60)
+        # Listening means ready: the port accepts connections only once a model server answers, so a client
+        # that connects as soon as it can (as game-client harnesses do) gets an action, not a "retry" error.
+        asyncio.run_coroutine_threadsafe(_until_answering(self._models_handle), self._loop).result()
         self.server = ProxyServer(self._answer, self._models, host, port, limits)
         self._address = asyncio.run_coroutine_threadsafe(self.server.start(), self._loop).result(timeout=60)
 
@@ -412,6 +415,32 @@ async def _handles_on_this_loop(deployment_name: str, app_name: str) -> tuple[An
 
     handle = serve.get_deployment_handle(deployment_name, app_name)
     return handle.answer, handle.models
+
+
+MODEL_SERVER_POLL_S = 0.2
+"""How often the proxy asks, before it listens, whether a model server answers yet."""
+
+
+async def _until_answering(models_handle: Any) -> None:
+    """Return once a replica answers a ``models`` call (replicas load their models first); logs every 10 s.
+
+    No overall limit here: the command that starts the server bounds its start-up (``serve --start-timeout``)
+    and removes the proxy when that runs out; a proxy that Ray restarts waits the same way."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    next_note = 10.0
+    while True:
+        try:
+            async with asyncio.timeout(5.0):
+                await models_handle.remote()
+            return
+        except Exception as exc:  # not deployed yet, no replica yet, a replica starting: ask again shortly
+            waited = loop.time() - t0
+            if waited >= next_note:
+                logger.info("not listening yet: no model server answers after %.0f s (%s)", waited,
+                            type(exc).__name__)
+                next_note += 10.0
+        await asyncio.sleep(MODEL_SERVER_POLL_S)
 
 
 PROXY_ENV = {

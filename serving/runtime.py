@@ -8,18 +8,14 @@ it without a daemon (the same scheme as detached training runs, `osrs_rllib/jobs
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from common.atomic_files import write_json_atomic
-from common.processes import pid_alive, start_cli_detached
+from common.processes import descendants, reap
 from common.ray_errors import (
     RAY_DASHBOARD_PORT,
     RayFlags,
@@ -28,44 +24,14 @@ from common.ray_errors import (
     port_in_use,
 )
 from serving.app import APP_NAME, DEPLOYMENT_NAME, REPLICA_ENV, AppOptions, build_app
+from serving.detached import ServeError
 from serving.proxy import PROXY_ENV, ProxyLimits, proxy_actor_class
+from serving.ray_start import RAY_START_TIMEOUT_S, RayStartStopped, RayStartTimedOut, init_ray
 
 logger = logging.getLogger(__name__)
 
 PROXY_NAMESPACE = "osrs_rllib_serve"
 DEFAULT_PORT = 9999
-STATE_DIR_ENV = "OSRS_RLLIB_SERVE_DIR"
-
-
-class ServeError(RuntimeError):
-    """The server cannot start, or a detached one cannot be found or stopped."""
-
-
-def default_state_dir() -> Path:
-    """Where detached servers are recorded (``$OSRS_RLLIB_SERVE_DIR`` or ``~/.osrs-rllib/serve``)."""
-    return Path(os.environ.get(STATE_DIR_ENV) or Path.home() / ".osrs-rllib" / "serve")
-
-
-def resolve_models_dir(target: str | os.PathLike[str], experiments_dir: str | os.PathLike[str] = "experiments") -> Path:
-    """The directory of model files for a ``serve`` argument: a models directory, an experiment directory
-    (its ``models/``) or an experiment name under `experiments_dir`.
-
-    Raises:
-        ServeError: Nothing of the kind exists; the message says what was looked for.
-    """
-    path = Path(target)
-    candidates = [path / "models", path]
-    if not path.is_absolute() and len(path.parts) == 1:
-        candidates.append(Path(experiments_dir) / path / "models")
-    for c in candidates:
-        if c.is_dir() and (c.name == "models" or any(c.glob("*.nhmodel"))):
-            return c
-    if (path / "config.yml").exists() or (path / "run.json").exists():
-        return path / "models"  # an experiment that has not written a model yet: serve it once it does
-    raise ServeError(
-        f"cannot serve {target!s}: expected a directory of *.nhmodel files, an experiment directory (with "
-        f"models/) or an experiment name under {experiments_dir}/; looked at {', '.join(str(c) for c in candidates)}"
-    )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -121,7 +87,7 @@ def start_proxy(
 
 
 SERVE_FLAGS = RayFlags(address="--address", dashboard_port="--dashboard-port", no_dashboard="--no-dashboard",
-                       num_cpus="--num-cpus")
+                       num_cpus="--num-cpus", start_timeout="--ray-start-timeout")
 """How `osrs-rllib serve` spells the fixes of a Ray start-up problem (`common.ray_errors`)."""
 DEFAULT_DASHBOARD_PORT = RAY_DASHBOARD_PORT
 PROGRESS_EVERY_S = 10.0
@@ -151,7 +117,9 @@ class ServeSettings:
     be free."""
     reload_s: float = 2.0
     start_timeout_s: float = 300.0
-    """Longest the application may take to start before `serve` gives up, saying what it waited for."""
+    """Longest the application may take to start once Ray runs, before `serve` gives up, saying what it waited for."""
+    ray_start_timeout_s: float = RAY_START_TIMEOUT_S
+    """Longest a private Ray may take to start (`serving.ray_start`); a busy machine needs a minute or more."""
     limits: ProxyLimits = field(default_factory=ProxyLimits)
 
 
@@ -232,7 +200,6 @@ class Service:
         if ray.is_initialized():
             return
         kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False, "namespace": PROXY_NAMESPACE}
-        agent_port: int | None = None
         if s.address:
             if s.num_cpus is not None:
                 raise ServeError(explain_ray_start_error(
@@ -248,33 +215,17 @@ class Service:
             # beside a training run (8265 taken) the node would never come up.
             kwargs.update(address="local", num_cpus=s.num_cpus, include_dashboard=s.dashboard,
                           dashboard_host="127.0.0.1", dashboard_port=self._dashboard_port())
-            if port_in_use("127.0.0.1", DEFAULT_AGENT_PORT):
-                agent_port = free_port()
-        for attempt in (1, 2):
-            before = descendants(os.getpid())
-            try:
-                with _dashboard_agent_port(agent_port), _serve_settings_inherited(not s.address):
-                    context = ray.init(**kwargs)
-                break
-            # Ray raises plain Exception too (a node that misses its start-up time-out), and SystemExit from its
-            # own SIGTERM handler, which `ray.init` installs for as long as it runs.
-            except (Exception, SystemExit) as exc:
-                if not s.address:
-                    # A failed start leaves Ray's processes running (the raylet, its agents): stop ours.
-                    reap({p: t for p, t in descendants(os.getpid()).items() if p not in before}, grace_s=1.0)
-                if isinstance(exc, SystemExit):
-                    raise ServeStopped("stop requested while Ray was starting") from None
-                if s.address or attempt == 2 or "timed out during startup" not in str(exc) or self.should_stop():
-                    raise ServeError(explain_ray_start_error(exc, SERVE_FLAGS, s.address)) from None
-                # Ray gives its node 30 s to come up, a limit that a busy machine (a training run beside us)
-                # can miss once; the second start finds the files it needs in the page cache, and goes without
-                # the dashboard (a dozen processes of its own): serving matters more than watching it.
-                if kwargs.get("include_dashboard"):
-                    kwargs.update(include_dashboard=False)
-                    self.echo("Ray did not start within its 30 s (a busy machine?); trying once more without "
-                              "the dashboard")
-                else:
-                    self.echo("Ray did not start within its 30 s (a busy machine?); trying once more")
+        try:
+            with _serve_settings_inherited(not s.address):
+                context = init_ray(kwargs, local=not s.address, budget_s=s.ray_start_timeout_s, echo=self.echo,
+                                   should_stop=self.should_stop, hint="--ray-start-timeout")
+        except (RayStartStopped, KeyboardInterrupt):
+            raise ServeStopped("stop requested while Ray was starting") from None
+        except RayStartTimedOut as exc:
+            raise ServeError(f"Ray did not start within {s.ray_start_timeout_s:g} s ({exc}): the machine may be "
+                             "very busy; give it longer with --ray-start-timeout") from None
+        except Exception as exc:  # Ray raises plain Exception too
+            raise ServeError(explain_ray_start_error(exc, SERVE_FLAGS, s.address)) from None
         self._connected = True
         self._own_ray = not s.address
         url = getattr(context, "dashboard_url", None)
@@ -325,7 +276,7 @@ class Service:
         address: tuple[str, int] | None = None
         app_running = False
         why = ""
-        next_note = PROGRESS_EVERY_S
+        next_note = time.monotonic() - self._t0 + PROGRESS_EVERY_S
         while True:
             if address is None:
                 ready, _ = ray.wait([address_ref], timeout=0)
@@ -346,12 +297,12 @@ class Service:
             if self.should_stop():
                 raise ServeStopped("stop requested during start-up")
             waited = time.monotonic() - self._t0
-            if waited >= s.start_timeout_s:
+            if waited - self.timings.get("ray", 0.0) >= s.start_timeout_s:  # Ray has a budget of its own
                 raise ServeError(
                     f"not up after {s.start_timeout_s:g} s (--start-timeout): {self._missing(address, why)}")
             if waited >= next_note:
                 self.echo(f"still starting after {waited:.0f} s: {self._missing(address, why)}")
-                next_note += PROGRESS_EVERY_S
+                next_note = waited + PROGRESS_EVERY_S
             time.sleep(0.1)
 
     def _missing(self, address: tuple[str, int] | None, why: str) -> str:
@@ -430,43 +381,6 @@ def unreachable(address: str, timeout_s: float = 5.0) -> str | None:
 # Processes
 # ---------------------------------------------------------------------------------------------------------
 
-DEFAULT_AGENT_PORT = 52365
-"""The HTTP port of Ray's dashboard agent (Ray's default; the agent of any other Ray on the machine holds it)."""
-
-
-@contextlib.contextmanager
-def _dashboard_agent_port(port: int | None) -> Iterator[None]:
-    """Have `ray.init` give its dashboard agent `port` instead of the default one.
-
-    Why: with another Ray on the machine (a training run) the default is taken and the agent retries for 3.4 s
-    before giving up on it, which delays the whole start-up (the raylet waits for its agent), and `ray.init`
-    has no argument for it. Ray builds its parameters with `ray._private.parameter.RayParams`; this supplies
-    the port as that class's default while `ray.init` runs. Without that private class (another Ray version)
-    it does nothing: the agent then only starts later.
-    """
-    if port is None:
-        yield
-        return
-    try:
-        import ray._private.parameter as parameter
-
-        original = parameter.RayParams
-    except (ImportError, AttributeError):
-        yield
-        return
-
-    class _Params(original):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("dashboard_agent_listen_port", port)
-            super().__init__(*args, **kwargs)
-
-    parameter.RayParams = _Params
-    try:
-        yield
-    finally:
-        parameter.RayParams = original
-
-
 @contextlib.contextmanager
 def _serve_settings_inherited(own_ray: bool) -> Iterator[None]:
     """While a Ray of our own starts, put Serve's settings for the replicas and the proxy (`REPLICA_ENV`,
@@ -487,129 +401,3 @@ def _serve_settings_inherited(own_ray: bool) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def _start_time(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def descendants(pid: int) -> dict[int, int]:
-    """Every process below `pid` (children, theirs, ...), as pid → start time (clock ticks since boot), so that
-    a pid reused later is not mistaken for one of them. Linux (``/proc``); empty elsewhere."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return {}
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out: dict[int, int] = {}
-    todo = list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        started = _start_time(child)
-        if started is not None and child not in out:
-            out[child] = started
-            todo.extend(children.get(child, []))
-    return out
-
-
-def still_running(processes: dict[int, int]) -> list[int]:
-    """Those of `processes` (from `descendants`) that still run: same pid, same start time, not a zombie."""
-    alive = []
-    for pid, started in processes.items():
-        if _start_time(pid) == started and pid_alive(pid):
-            alive.append(pid)
-    return alive
-
-
-def reap(processes: dict[int, int], grace_s: float = 3.0) -> list[int]:
-    """Wait up to `grace_s` for `processes` to exit, then SIGTERM what remains and, a second later, SIGKILL it.
-
-    Why: ``ray.shutdown`` stops Ray's main processes, but its dashboard and runtime-env agents notice only after
-    30-80 s that their raylet is gone. A stopped server must leave nothing of its own behind. Only processes
-    recorded as this process's descendants are touched. Returns the pids that had to be signalled.
-    """
-    deadline = time.monotonic() + grace_s
-    while still_running(processes) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = still_running(processes)
-    for sig, wait_s in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 1.0)):
-        for pid in still_running({p: processes[p] for p in left}):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-        until = time.monotonic() + wait_s
-        while still_running({p: processes[p] for p in left}) and time.monotonic() < until:
-            time.sleep(0.05)
-    return left
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Detached servers
-# ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ServeRecord:
-    """A detached server, as ``serve status`` shows it."""
-
-    pid: int
-    host: str
-    port: int
-    models_dir: str | None
-    log: str
-    started_unix: float
-    dashboard: str | None = None
-    state: str = "starting"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def record_path(state_dir: Path, port: int) -> Path:
-    return state_dir / f"serve-{port}.json"
-
-
-def write_record(state_dir: Path, record: ServeRecord) -> Path:
-    return write_json_atomic(record_path(state_dir, record.port), record.to_dict())
-
-
-def read_records(state_dir: Path) -> list[ServeRecord]:
-    out = []
-    for path in sorted(state_dir.glob("serve-*.json")):
-        try:
-            out.append(ServeRecord(**json.loads(path.read_text())))
-        except (OSError, ValueError, TypeError):
-            continue
-    return out
-
-
-def start_detached(argv: Sequence[str], state_dir: Path, port: int) -> tuple[int, Path]:
-    """Run ``osrs-rllib serve ARGV`` (without ``--detach``) in a new session; returns its pid and log path."""
-    log_path = state_dir / f"serve-{port}.log"
-    return start_cli_detached("serve", argv, log_path), log_path
-
-
-def stop_detached(record: ServeRecord, state_dir: Path, wait_s: float = 60.0) -> str:
-    """SIGTERM a detached server (it shuts down like Ctrl-C) and wait for it; returns its final state."""
-    path = record_path(state_dir, record.port)
-    if not pid_alive(record.pid):
-        path.unlink(missing_ok=True)
-        return "was not running"
-    os.kill(record.pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if not pid_alive(record.pid):
-            path.unlink(missing_ok=True)
-            return "stopped"
-        time.sleep(0.2)
-    return f"still running after {wait_s:g} s (pid {record.pid})"

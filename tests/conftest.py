@@ -24,8 +24,11 @@ def ray_session() -> Iterator[None]:
 
         # Ray binds its dashboard port even without a dashboard: beside a training run (8265 taken) the node
         # would never come up, so the tests take the next free port as `train` and `serve` do.
-        ray.init(num_cpus=RAY_TEST_CPUS, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
-                 log_to_driver=False, configure_logging=False)
+        from serving.ray_start import init_ray
+
+        # The start-up path of `train` and `serve` (`serving/ray_start.py`): it survives a busy machine.
+        init_ray(dict(num_cpus=RAY_TEST_CPUS, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
+                      log_to_driver=False, configure_logging=False), local=True)
         started = True
     yield
     if started:

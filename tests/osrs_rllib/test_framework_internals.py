@@ -65,7 +65,7 @@ def test_the_token_file_is_where_dashboard_token_reads_it() -> None:
 
 
 def test_ray_init_installs_its_sigterm_handlers_through_set_sigterm_handler() -> None:
-    """`osrs_rllib.ray_cluster._our_sigterm_handler_kept` replaces ``ray._private.utils.set_sigterm_handler``
+    """`serving.ray_start.ray_keeps_our_signal_handlers` replaces ``ray._private.utils.set_sigterm_handler``
     while `ray.init` runs, so that a stop during start-up reaches the trainer's handler."""
     import ray._private.node as node
     import ray._private.utils as ray_utils

@@ -6,7 +6,6 @@ their own file names and put things back.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,11 +20,6 @@ from envs.nh.contract import CRITIC_SIZE, NUM_HEADS, OBS_SIZE
 from policies.model_file import save_model_file
 from policies.network import NHPolicyNetwork
 from policies.network_config import NetworkConfig
-
-# On a saturated machine (tests run at nice 19 beside training) the raylet's Python agents can take longer than
-# Ray's default registration window to import, and the raylet then aborts at startup. Give them time; this only
-# matters when this directory's tests are the first to start Ray.
-os.environ.setdefault("RAY_agent_register_timeout_ms", "300000")
 
 SMALL = NetworkConfig(actor_hidden=(64, 64), critic_hidden=(32,))
 

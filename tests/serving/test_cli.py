@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from osrs_rllib.cli import app
 from policies.model_file import load_model_file
-from serving.runtime import free_port, resolve_models_dir
+from serving.detached import resolve_models_dir
+from serving.runtime import free_port
 from tests.serving.conftest import write_model
 
 REPO = Path(__file__).resolve().parents[2]

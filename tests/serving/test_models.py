@@ -206,3 +206,20 @@ def test_noise_constant_gives_exact_argmax() -> None:
 
     u = torch.full((1, NUM_HEADS, MAX_HEAD_SIZE), _DETERMINISTIC_UNIFORM)
     assert torch.all(torch.log(-torch.log(u)) == 0)
+
+
+def test_replies_hold_no_negative_zero(registry: ModelRegistry) -> None:
+    """A head with one legal value has entropy 0, which the network computes as -0.0: a reply reads 0.0."""
+    import math
+
+    obs, masks = inputs(16, 5)
+    masks[:, :] = False
+    start = 0
+    for size in HEAD_SIZES:  # one legal value per head: every head's entropy is zero
+        masks[:, start] = True
+        start += size
+    replies = registry.answer([req("latest", obs[i], masks[i], det=False, return_entropy=True, return_log_prob=True,
+                                   return_probs=True) for i in range(16)])
+    numbers = [x for r in replies for x in [*r["entropy"], r["logProb"], *(p for head in r["probs"] for p in head)]]
+    zeros = [x for x in numbers if x == 0.0]
+    assert zeros and all(math.copysign(1.0, x) > 0 for x in zeros)

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from common.processes import descendants, reap
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from serving.client import build_request
-from serving.runtime import descendants, free_port, reap
+from serving.runtime import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 

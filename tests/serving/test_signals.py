@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from common.processes import descendants, reap, still_running
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from serving.client import build_request
-from serving.runtime import descendants, free_port, reap, still_running
+from serving.runtime import free_port
 from tests.serving.conftest import write_model
 
 REPO = Path(__file__).resolve().parents[2]

@@ -77,7 +77,8 @@ TRAIN_FLAGS = RayFlags(address="--address", dashboard_port="--set ray.dashboard_
          ["no Ray cluster answers on this machine", "ray start --head", "leave --address out"]),
         (ValueError("When connecting to an existing cluster, num_cpus and num_gpus must not be provided."), "auto",
          SERVE_FLAGS, ["--num-cpus sets the CPUs of a Ray this command starts", "leave --num-cpus out"]),
-        (Exception("The current node timed out during startup."), None, SERVE_FLAGS, ["did not start in time"]),
+        (Exception("The current node timed out during startup."), None, SERVE_FLAGS,
+         ["did not start in time", "--ray-start-timeout"]),
         (RuntimeError("something\nnew"), None, SERVE_FLAGS, ["cannot start a local Ray: something new"]),
     ],
 )
@@ -85,6 +86,8 @@ def test_ray_start_errors_are_told_in_our_words(exc: BaseException, address: str
                                                 expected: list[str]) -> None:
     message = explain_ray_start_error(exc, flags, address)
     assert "\n" not in message and "ray.init(" not in message
+    if address is None:  # a Ray of our own: joining a (training run's) cluster is never the advice
+        assert flags.address not in message
     for part in expected:
         assert part in message, message
 

@@ -1,0 +1,271 @@
+"""Starting a private local Ray that comes up on a busy machine, and stops when asked while it starts.
+
+One path for every command that starts Ray (`serve` through `serving.runtime`, `train` and `exploit` through
+`osrs_rllib.ray_cluster`, the test suite's Ray): it lives in `serving/` because that is the lowest layer
+allowed to import Ray that the application may use (`common/` is standard library only).
+
+What a plain ``ray.init`` cannot survive on a 2-core laptop that is doing other work (Ray 2.60's own limits,
+found in its source):
+
+* **The raylet's wait for its agents' port files**: the raylet reads the ports its dashboard agent and runtime-env
+  agent bound from files they write once their imports are done, and aborts (SIGABRT, "Timed out waiting for
+  file .../metrics_agent_port_...") when a file is later than a fixed 15 s (``WaitForPersistedPort``;
+  ray-project/ray #65983). The agents start even without the dashboard (the raylet refuses an empty agent
+  command), so turning the dashboard off does not help. The raylet waits only for ports it was not given:
+  `start_local_ray` picks the four agent ports itself (metrics agent, metrics export, dashboard agent HTTP,
+  runtime-env agent), so that wait never happens and the agents' imports leave the critical path.
+* **The driver's 30 s wait for the node to register** (``ray._private.node``, a constant in the code, no
+  setting): `_node_registration_waits_for` lets that wait run to our budget instead, saying so every
+  `PROGRESS_EVERY_S`.
+* **The GCS port file** (``RAY_gcs_server_port_wait_time_s``, 30 s), **the dashboard head's start-up**
+  (``RAY_DASHBOARD_STARTUP_TIMEOUT_S``, 60 s), **the raylet's wait for the runtime-env agent and for workers to
+  register** (`_system_config` ``agent_register_timeout_ms``, ``worker_register_timeout_seconds``): each gets
+  the budget.
+
+The budget is one number, `RAY_START_TIMEOUT_S` by default (``ray.start_timeout_s`` in a training config,
+``--ray-start-timeout`` for ``serve``). While Ray starts, a line every `PROGRESS_EVERY_S` says so; a stop
+request (`should_stop`) ends the start and everything it had started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+RAY_START_TIMEOUT_S = 180.0
+"""Default start-up budget of a local Ray: what a 2-core machine busy with a training run and a build needs
+(measured starts took up to ~80 s there), with room to spare. A quiet machine takes 5-10 s."""
+PROGRESS_EVERY_S = 10.0
+"""While Ray starts, a line this often: a start-up never waits silently."""
+AGENT_PORTS = ("metrics_agent_port", "dashboard_agent_listen_port", "runtime_env_agent_port")
+"""`ray._private.parameter.RayParams` fields that `ray.init` has no argument for (the metrics export port has
+one, ``_metrics_export_port``)."""
+
+
+class RayStartStopped(Exception):
+    """A stop was requested while Ray was starting; what it had started is gone."""
+
+
+class RayStartTimedOut(Exception):
+    """Ray did not come up within the start-up budget."""
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` distinct ports free right now (held together while chosen, so they differ)."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            socks.append(s)
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def local_start_kwargs(budget_s: float) -> dict[str, Any]:
+    """`ray.init` arguments, beyond the command's own, that give a local Ray's waits `budget_s`."""
+    budget_ms = int(budget_s * 1000)
+    return {
+        "_system_config": {
+            # The raylet's wait for the runtime-env agent to answer, and for a worker process to register.
+            "agent_register_timeout_ms": budget_ms,
+            "worker_register_timeout_seconds": int(budget_s),
+        },
+    }
+
+
+@contextlib.contextmanager
+def _agent_ports_given(ports: dict[str, int]) -> Iterator[None]:
+    """Give the raylet its agents' ports, so that it never waits (15 s, fixed) for their port files.
+
+    `ray.init` builds its parameters with ``ray._private.parameter.RayParams`` and has no argument for these
+    ports; the ports are supplied as that class's defaults while `ray.init` runs. Without that private class
+    (another Ray version) it does nothing: the raylet then waits for the files as before.
+    `tests/serving/test_ray_start.py` pins the class and its fields.
+    """
+    try:
+        import ray._private.parameter as parameter
+
+        original = parameter.RayParams
+    except (ImportError, AttributeError):
+        yield
+        return
+
+    class _Params(original):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            for name, port in ports.items():
+                if not kwargs.get(name):
+                    kwargs[name] = port
+            super().__init__(*args, **kwargs)
+
+    parameter.RayParams = _Params
+    try:
+        yield
+    finally:
+        parameter.RayParams = original
+
+
+@contextlib.contextmanager
+def _node_registration_waits_for(budget_s: float, t0: float, should_stop: Callable[[], bool]) -> Iterator[None]:
+    """Let the driver's wait for its node to register (30 s, fixed in ``ray._private.node``) last `budget_s`.
+
+    The driver polls ``ray._private.services.get_node`` and gives up 30 s after its first try; the replacement
+    polls on until the node answers, the budget runs out (`RayStartTimedOut`) or a stop is requested
+    (`RayStartStopped`), so the fixed limit is never reached first.
+    """
+    import ray._private.services as services
+
+    original = services.get_node
+
+    def get_node(gcs_address: Any, node_id: Any) -> Any:
+        while True:
+            try:
+                return original(gcs_address, node_id)
+            except RuntimeError:
+                if should_stop():
+                    raise RayStartStopped("stop requested while Ray's node was registering") from None
+                if time.monotonic() - t0 >= budget_s:
+                    raise RayStartTimedOut(f"Ray's node did not register within {budget_s:g} s") from None
+                time.sleep(0.2)
+
+    services.get_node = get_node
+    try:
+        yield
+    finally:
+        services.get_node = original
+
+
+@contextlib.contextmanager
+def _python_side_waits(budget_s: float) -> Iterator[None]:
+    """The waits Ray's Python code reads from its environment or module constants: the GCS port file and the
+    dashboard head's start-up."""
+    import ray._private.ray_constants as ray_constants
+
+    key = "RAY_gcs_server_port_wait_time_s"
+    saved_env = os.environ.get(key)
+    saved_dash = ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S
+    os.environ[key] = str(int(budget_s))
+    ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S = int(budget_s)
+    try:
+        yield
+    finally:
+        ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S = saved_dash
+        if saved_env is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = saved_env
+
+
+@contextlib.contextmanager
+def _progress(echo: Callable[[str], None], t0: float, budget_s: float, what: str, hint: str) -> Iterator[None]:
+    """A line every `PROGRESS_EVERY_S` while the block runs (from a helper thread: `ray.init` blocks)."""
+    done = threading.Event()
+
+    def tell() -> None:
+        while not done.wait(PROGRESS_EVERY_S):
+            echo(f"{what}: still waiting after {time.monotonic() - t0:.0f} s (gives up after {budget_s:g} s, "
+                 f"{hint})")
+
+    thread = threading.Thread(target=tell, name="ray-start-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(1.0)
+
+
+@contextlib.contextmanager
+def ray_keeps_our_signal_handlers() -> Iterator[None]:
+    """While `ray.init` runs, keep the SIGTERM handler the command installed (its clean stop).
+
+    Why: `ray.init` installs handlers of its own for the time it runs (`sys.exit` in whatever frame the signal
+    lands in, through ``ray._private.utils.set_sigterm_handler``); a stop sent in those seconds then either
+    aborted the process (status -6, "SIGTERM received" inside a ``recv``) or, landing in a frame that swallows
+    exceptions, was lost. With ours kept, the stop is recorded and honoured as soon as `ray.init` returns or
+    at its next wait. `tests/osrs_rllib/test_framework_internals.py` pins the function this replaces.
+    """
+    import ray._private.utils as ray_utils
+
+    original = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        ray_utils.set_sigterm_handler = original
+
+
+def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START_TIMEOUT_S,
+             echo: Callable[[str], None] = print, should_stop: Callable[[], bool] = lambda: False,
+             hint: str = "ray.start_timeout_s") -> Any:
+    """``ray.init(**kwargs)`` under the start-up budget; returns Ray's context.
+
+    Args:
+        kwargs: The command's own `ray.init` arguments.
+        local: This starts a Ray of its own (not joining a cluster, whose settings are its own): the budget
+            and the agent ports apply.
+        budget_s: The start-up budget (see the module docstring).
+        echo: Where the progress lines go.
+        should_stop: Polled while the node registers: true ends the start (`RayStartStopped`).
+        hint: How the command's user changes the budget, named in the progress line.
+
+    Raises:
+        RayStartStopped: A stop was requested; every process the start left was ended.
+        RayStartTimedOut: Not up within `budget_s`; every process the start left was ended.
+        Exception: Whatever `ray.init` raised (a port taken, a cluster not answering): the caller explains it.
+            What the failed start left running is ended first.
+    """
+    import ray
+
+    t0 = time.monotonic()
+    call = dict(kwargs)
+    ports: dict[str, int] = {}
+    if local:
+        call.update(local_start_kwargs(budget_s))
+        metrics_export, *agents = free_ports(1 + len(AGENT_PORTS))
+        call.setdefault("_metrics_export_port", metrics_export)
+        ports = dict(zip(AGENT_PORTS, agents, strict=True))
+    before = _descendants()
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(ray_keeps_our_signal_handlers())
+            stack.enter_context(_progress(echo, t0, budget_s, "starting Ray", hint))
+            if local:
+                stack.enter_context(_agent_ports_given(ports))
+                stack.enter_context(_python_side_waits(budget_s))
+                stack.enter_context(_node_registration_waits_for(budget_s, t0, should_stop))
+            context = ray.init(**call)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        if local:
+            end_new_processes(before)
+        raise
+    if should_stop():
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        if local:
+            end_new_processes(before)
+        raise RayStartStopped("stop requested while Ray was starting")
+    return context
+
+
+def _descendants() -> dict[int, int]:
+    from common.processes import descendants
+
+    return descendants(os.getpid())
+
+
+def end_new_processes(before: dict[int, int], grace_s: float = 1.0) -> None:
+    """End the processes below this one that were not there in `before` (what a failed or stopped Ray start
+    left: the raylet, its agents, the GCS), SIGTERM then SIGKILL."""
+    from common.processes import reap
+
+    reap({p: t for p, t in _descendants().items() if p not in before}, grace_s=grace_s)

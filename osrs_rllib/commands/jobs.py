@@ -1,7 +1,7 @@
 """`osrs-rllib jobs`, `stop`, `tensorboard` and `dashboard-token`: the commands that watch and end runs.
 
-Why apart from `osrs_rllib/cli.py`: none of them starts a run; they read and signal experiment directories
-(`osrs_rllib/jobs.py`) and Ray's dashboard, so they live beside the other command groups.
+None of them starts a run: they read and signal experiment directories (`osrs_rllib/jobs.py`) and Ray's
+dashboard, so they import neither Ray nor torch.
 """
 
 from __future__ import annotations
@@ -12,11 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-
-def _fail(message: str) -> typer.Exit:
-    """Print one clear error line on stderr; the caller raises the returned exit (status 2)."""
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=2)
+from osrs_rllib.commands import fail
 
 
 def dashboard_token() -> None:
@@ -29,7 +25,7 @@ def dashboard_token() -> None:
 
     token, where = ray_auth_token()
     if token is None:
-        raise _fail(f"no Ray token at {where}: start training or serving first (Ray writes it on its first start)")
+        raise fail(f"no Ray token at {where}: start training or serving first (Ray writes it on its first start)")
     typer.echo(token)
 
 
@@ -85,7 +81,7 @@ def stop(
     from osrs_rllib.jobs import list_jobs, stop_job
 
     if (name is None) == (not all_):
-        raise _fail("give an experiment NAME or --all (not both)")
+        raise fail("give an experiment NAME or --all (not both)")
     if all_:
         targets = [j.name for j in list_jobs(experiments_dir) if j.state in ("starting", "running", "stopping")]
     else:
@@ -96,7 +92,7 @@ def stop(
     for target in targets:
         exp = Experiment(experiments_dir, target)
         if not exp.run_path.exists():
-            raise _fail(f"no experiment {target!r} in {experiments_dir}/")
+            raise fail(f"no experiment {target!r} in {experiments_dir}/")
         state = stop_job(exp, wait_s=wait)
         typer.echo(f"{target}: {state}")
 
@@ -113,7 +109,7 @@ def tensorboard(
 
     logdir = Path(experiments_dir)
     if not logdir.is_dir():
-        raise _fail(f"no experiments directory at {logdir}; train something first")
+        raise fail(f"no experiments directory at {logdir}; train something first")
     spec = ",".join(f"{p.parent.name}:{p}" for p in sorted(logdir.glob("*/tensorboard")))
     args = [sys.executable, "-m", "tensorboard.main", "--host", host, "--port", str(port)]
     args += ["--logdir_spec", spec] if spec else ["--logdir", str(logdir)]

@@ -1,8 +1,4 @@
-"""Command-line option parsing shared by command groups (`osrs-rllib fight`, `rate`, `play`).
-
-Why a module of its own: the play commands (`osrs_rllib/play/cli.py`) are registered by `osrs_rllib/cli.py`,
-so they cannot import from it without an import cycle.
-"""
+"""Command-line option parsing shared by command groups (`osrs-rllib fight`, `rate`, `play`)."""
 
 from __future__ import annotations
 

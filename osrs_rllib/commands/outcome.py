@@ -8,15 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
+from osrs_rllib.commands import fail
+
 outcome_app = typer.Typer(
     no_args_is_help=True,
     help="The win-probability model (the `winrate` extension of a model file): train it, check its calibration.",
 )
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=2)
 
 
 def _progress(quiet: bool) -> Any:
@@ -112,7 +109,7 @@ def outcome_train(
             engine=engine,
         )
     except (OutcomeError, ModelFileError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps({"path": str(result.path), "info": result.info, "test": result.test,
                                "seconds": result.seconds}, default=str))
@@ -144,7 +141,7 @@ def outcome_check(
     strict: Annotated[bool, typer.Option("--strict", help="Exit with status 1 when a bar fails.")] = False,
 ) -> None:
     """Calibration (ECE, reliability table, Brier) and AUC of MODEL's winrate extension on held-out fights, overall
-    and by fight phase, opponent, build and fight type, against issue 13's bars (ECE <= 0.05, AUC >= 0.85 from
+    and by fight phase, opponent, build and fight type, against the calibration bars (ECE <= 0.05, AUC >= 0.85 from
     tick 20 on)."""
     from osrs_rllib.outcome import OutcomeError, check_winrate, parse_mix
     from policies.model_file import ModelFileError
@@ -155,7 +152,7 @@ def outcome_check(
             progress=_progress(as_json), engine=engine,
         )
     except (OutcomeError, ModelFileError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(rep, default=str))
     else:

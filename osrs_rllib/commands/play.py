@@ -1,4 +1,4 @@
-"""``osrs-rllib play [OPPONENT]...``: the command's body, registered on the main app by `osrs_rllib/cli.py`."""
+"""``osrs-rllib play [OPPONENT]...``: fight an agent in the browser (`osrs_rllib.play`, its web app)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,11 @@ from typing import Annotated
 
 import typer
 
-from osrs_rllib.play.server import DEFAULT_PORT
-from osrs_rllib.play.session import MAX_TICK_MS, MIN_TICK_MS
+from osrs_rllib.commands import fail
+from osrs_rllib.play.limits import DEFAULT_PORT, MAX_TICK_MS, MIN_TICK_MS
 
 DEFAULT_DATA_DIR = Path("~/.osrs-rllib/play")
 """Where games are kept (``replays/``, ``scores.json``) unless ``--data-dir`` says otherwise."""
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=2)
 
 
 def play(
@@ -65,7 +60,7 @@ def play(
 
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
-    from osrs_rllib.cli_options import parse_set_options
+    from osrs_rllib.commands.options import parse_set_options
     from osrs_rllib.play.opponents import OpponentError, default_opponents, resolve_opponents
     from osrs_rllib.play.server import PlayConfig, PlayServer
 
@@ -82,7 +77,7 @@ def play(
         for o in found:
             o.params(build, fight_type, options)  # every option checked before the page opens
     except (OpponentError, ParamError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     config = PlayConfig(
         opponents=found, data_dir=data_dir.expanduser(), build=build, fight_type=fight_type, tick_ms=tick_ms,
         options=options, seed=seed, engine=engine,
@@ -90,7 +85,7 @@ def play(
     try:
         app_server = PlayServer(config, host, port)
     except OSError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     app_server.state.load()
     app_server.catch_stop_signals()
     typer.echo(f"opponents: {', '.join(f'{o.name} ({o.kind})' for o in found)}")

@@ -55,13 +55,13 @@ from envs.nh.loadouts import Build
 from envs.nh.params import ParamError
 from envs.nh.state import FightMode
 from osrs_rllib.play.controls import CONTROL_LIST, InputError, describe_action
+from osrs_rllib.play.limits import DEFAULT_PORT
 from osrs_rllib.play.opponents import Opponent, OpponentHost
 from osrs_rllib.play.scores import ScoreTable
 from osrs_rllib.play.session import GameSession, GameSummary, check_pace
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PORT = 8600
 MESSAGES_PER_S = 30.0
 """Sustained rate of messages a page may send (far above what hands on a keyboard produce)."""
 MESSAGE_BURST = 60

@@ -37,6 +37,7 @@ from envs.nh.params import FightParams
 from osrs_rllib.engine_views import players as engine_players
 from osrs_rllib.play.controls import Choices, InputError, describe_action
 from osrs_rllib.play.deadline import IDLE_ACTION, DeadlineDecider
+from osrs_rllib.play.limits import MAX_TICK_MS, MIN_TICK_MS
 from osrs_rllib.play.opponents import GameSeat, Opponent, OpponentHost
 from osrs_rllib.replay import FightRecorder, Replay, player_info, write_replay
 from osrs_rllib.replay.recorder import mask_bits
@@ -44,10 +45,6 @@ from osrs_rllib.replay.state import item_names
 
 logger = logging.getLogger(__name__)
 
-MIN_TICK_MS = 20
-"""Fastest pace accepted (tests and benchmarks run fast games; the game's own is 600 ms)."""
-MAX_TICK_MS = 10_000
-"""Slowest pace accepted; slower than that, use step mode."""
 PERSON = 0
 OPPONENT = 1
 PERSON_INFO = player_info("a", "you", "human", "osrs-rllib play (a person at the page)")

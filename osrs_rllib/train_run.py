@@ -1,0 +1,72 @@
+"""Start, resume or detach a training run: what `osrs-rllib train` does once its options are parsed.
+
+Why a function of the library and not of the command: the run's lifecycle (a new experiment, a resume, a
+forced restart, a detached child) is the same whoever asks for it: the command line, a notebook, a study
+script. The command only turns its flags into config overrides and prints what this raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+
+class TrainRunError(Exception):
+    """A run that cannot start or that failed, in one line for the person who asked for it."""
+
+
+def run_train(
+    config: str,
+    overrides: Sequence[str],
+    *,
+    resume: bool = False,
+    force: bool = False,
+    detach_argv: Sequence[str] | None = None,
+    echo: Callable[[str], None] = print,
+) -> int:
+    """Train the config's experiment in this process (or, given ``detach_argv``, in a detached child).
+
+    Every check runs before anything is written: the config and its overrides, --resume against what the
+    experiment holds, a live run of the same name, the warm-start model's shape. With ``resume`` the
+    experiment's saved config is used (``config`` names the experiment), with ``overrides`` on top.
+
+    Args:
+        config: A YAML training config (or, with ``resume``, the experiment's name or config).
+        overrides: ``key.path=value`` overrides, including those the command derives from its flags.
+        resume: Continue the experiment from its latest checkpoint.
+        force: Start over, deleting the experiment's checkpoints.
+        detach_argv: Start ``osrs-rllib train`` with these arguments in the background instead, and return.
+        echo: Where the run's progress lines go.
+
+    Returns:
+        The exit status of the run (0: done or stopped cleanly).
+
+    Raises:
+        TrainRunError: Bad config or flags, an experiment in the way, or a failed run.
+    """
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.experiment import Experiment, ExperimentError
+    from osrs_rllib.warm_start import WarmStartError, load_init
+
+    try:
+        cfg = load_config(config, list(overrides))
+        exp = Experiment.open(cfg.experiments_dir, cfg.name, resume=resume, force=force)
+        if resume:
+            cfg = load_config(exp.config_path, [o for o in overrides if not o.startswith("name=")])
+        else:
+            load_init(cfg)  # a model file of another shape: one line, before anything is written
+    except (ConfigError, WarmStartError, ExperimentError) as exc:
+        raise TrainRunError(str(exc)) from None
+
+    if detach_argv is not None:
+        exp.detach(detach_argv, command="train", resume=resume, doing=f"training {cfg.name}", echo=echo)
+        return 0
+
+    from osrs_rllib.train import Trainer, TrainingError
+
+    logging.basicConfig(level=cfg.logging.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    trainer = Trainer(cfg, exp, resume=resume, echo=echo)
+    try:
+        return trainer.run()
+    except (TrainingError, ExperimentError, WarmStartError) as exc:
+        raise TrainRunError(str(exc)) from None

@@ -253,6 +253,24 @@ def test_every_relative_link_resolves() -> None:
     assert not broken, "broken links:\n  " + "\n  ".join(broken)
 
 
+_REPO_PATH = re.compile(r"(?<![\w/.-])((?:configs|benchmarks|tools|models|docs|results|notebooks|tests)/[\w./-]*\w)")
+
+
+def test_paths_named_in_the_readmes_exist() -> None:
+    """A file the README or the configs map names in a command or in passing (configs/nh.yml, a benchmark script,
+    a model file) exists, so the first commands a newcomer copies work."""
+    missing = []
+    for page in (ROOT / "README.md", ROOT / "configs" / "README.md"):
+        for m in _REPO_PATH.finditer(page.read_text(encoding="utf-8")):
+            name = m.group(1)
+            base = page.parent if page.parent.name == "configs" and not name.startswith("configs/") else ROOT
+            if "*" in name or name.startswith(("experiments/",)):
+                continue
+            if not (base / name).exists() and not (ROOT / name).exists():
+                missing.append(f"{rel(page)}: {name}")
+    assert not missing, "paths that do not exist:\n  " + "\n  ".join(missing)
+
+
 def test_github_anchor_rule() -> None:
     assert github_anchor("Why not redraw every iteration") == "why-not-redraw-every-iteration"
     assert github_anchor("A ladder fine-tune of `exploiters`") == "a-ladder-fine-tune-of-exploiters"

@@ -46,6 +46,15 @@ def test_sim_throughput_json() -> None:
     assert result["full_ticks"] > 0 and result["engine_ticks"] > 0
 
 
+def test_cli_startup_times_every_quick_command() -> None:
+    proc = _run("cli_startup.py", "--runs", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["import_osrs_rllib_cli_s"] > 0
+    assert [r["command"] for r in report["commands"]][:4] == ["--help", "version", "jobs", "serve status"]
+    assert all(len(r["runs"]) == 1 and r["median_s"] > 0 for r in report["commands"])
+
+
 def test_soak_short_run() -> None:
     proc = _run("soak.py", "--ticks", "2000", "--workers", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr

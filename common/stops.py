@@ -21,12 +21,13 @@ Standard library only (the bottom layer): `serving/` and `osrs_rllib/` both use 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -140,6 +141,39 @@ class StopRequest:
         """The process is about to exit on its own after a second signal: the watchdog has nothing to do."""
         if self._watchdog is not None:
             self._exit_event.set()
+
+
+class StartAborted(BaseException):
+    """A stop signal arrived during a start-up step that `abort_on_signal` guards: the step is abandoned.
+
+    A BaseException, as KeyboardInterrupt is, so that the ``except Exception`` blocks of the library being
+    started (Ray's) let it through to the command, which then ends what the step had started."""
+
+
+@contextlib.contextmanager
+def abort_on_signal(what: str) -> Iterator[None]:
+    """While the block runs, a stop signal first reaches the handler installed before (the command's
+    `StopRequest`, which records it, or raises `HardStop` on a second one) and then abandons the block with
+    `StartAborted`: a start-up step of many seconds (Ray starting, Serve deploying) is not waited out when
+    the user has asked to stop. Main thread only; elsewhere the block runs unguarded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+
+    def abort(signum: int, frame: FrameType | None) -> None:
+        handler = previous.get(signum)
+        if callable(handler):
+            handler(signum, frame)
+        raise StartAborted(f"{signal.Signals(signum).name} while {what}")
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, abort)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 _quiet: dict[int, Any] = {}

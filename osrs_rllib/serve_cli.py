@@ -277,13 +277,15 @@ def _wait_until_answering(pid: int, states: Path, port: int, t0: float, wait_s: 
 def _status(states: Path, as_json: bool) -> None:
     from common.processes import pid_alive
     from serving.client import ServeClient
-    from serving.detached import read_records
+    from serving.detached import read_records, record_path
 
     rows: list[dict[str, Any]] = []
     for r in read_records(states):
         row: dict[str, Any] = r.to_dict()
         alive = pid_alive(r.pid)
         row["state"] = r.state if alive else "dead"
+        if not alive:  # a server killed before it could remove its record: shown once, then forgotten
+            record_path(states, r.port).unlink(missing_ok=True)
         row["models"] = None
         if alive and r.state == "running":
             try:

@@ -32,10 +32,13 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from common.stops import StartAborted, abort_on_signal
 
 RAY_START_TIMEOUT_S = 180.0
 """Default start-up budget of a local Ray: what a 2-core machine busy with a training run and a build needs
@@ -213,7 +216,9 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
             and the agent ports apply.
         budget_s: The start-up budget (see the module docstring).
         echo: Where the progress lines go.
-        should_stop: Polled while the node registers: true ends the start (`RayStartStopped`).
+        should_stop: Polled while the node registers: true ends the start (`RayStartStopped`). A stop signal
+            during `ray.init` reaches the command's handler and then ends the start at once
+            (`common.stops.abort_on_signal`).
         hint: How the command's user changes the budget, named in the progress line.
 
     Raises:
@@ -232,6 +237,8 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
         metrics_export, *agents = free_ports(1 + len(AGENT_PORTS))
         call.setdefault("_metrics_export_port", metrics_export)
         ports = dict(zip(AGENT_PORTS, agents, strict=True))
+    if local:
+        adopt_orphans()
     before = _descendants()
     try:
         with contextlib.ExitStack() as stack:
@@ -241,12 +248,15 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
                 stack.enter_context(_agent_ports_given(ports))
                 stack.enter_context(_python_side_waits(budget_s))
                 stack.enter_context(_node_registration_waits_for(budget_s, t0, should_stop))
+            stack.enter_context(abort_on_signal("Ray was starting"))
             context = ray.init(**call)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
             ray.shutdown()
         if local:
             end_new_processes(before)
+        if isinstance(exc, StartAborted):
+            raise RayStartStopped(str(exc)) from None
         raise
     if should_stop():
         with contextlib.suppress(Exception):
@@ -265,7 +275,31 @@ def _descendants() -> dict[int, int]:
 
 def end_new_processes(before: dict[int, int], grace_s: float = 1.0) -> None:
     """End the processes below this one that were not there in `before` (what a failed or stopped Ray start
-    left: the raylet, its agents, the GCS), SIGTERM then SIGKILL."""
+    left: the raylet, its agents, the GCS), SIGTERM then SIGKILL; again for any that appeared meanwhile (a
+    raylet forks its agents while it starts)."""
     from common.processes import reap
 
-    reap({p: t for p, t in _descendants().items() if p not in before}, grace_s=grace_s)
+    for _ in range(3):
+        new = {p: t for p, t in _descendants().items() if p not in before}
+        if not new:
+            return
+        reap(new, grace_s=grace_s)
+
+
+PR_SET_CHILD_SUBREAPER = 36
+"""Linux ``prctl`` option: orphaned descendants are re-parented to this process instead of to init."""
+
+
+def adopt_orphans() -> None:
+    """Make this process the child subreaper of what it starts (Linux; elsewhere nothing).
+
+    Why: Ray's agents are the raylet's children. When a stop ends the raylet first, they are orphaned and
+    re-parented to init, out of reach of the clean-up that ends every process below this one, and they run
+    on for a minute before they notice. As a subreaper, this process inherits them, so `descendants` finds
+    them and nothing of the run outlives it."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -23,6 +23,7 @@ from common.ray_errors import (
     explain_ray_start_error,
     port_in_use,
 )
+from common.stops import StartAborted, abort_on_signal
 from serving.app import APP_NAME, DEPLOYMENT_NAME, REPLICA_ENV, AppOptions, build_app
 from serving.detached import ServeError
 from serving.proxy import PROXY_ENV, ProxyLimits, proxy_actor_class
@@ -182,7 +183,11 @@ class Service:
         options = AppOptions(models_dir=s.models_dir, replicas=s.replicas, cpus_per_replica=s.cpus_per_replica,
                              reload_s=s.reload_s, inherit_env=self._own_ray)
         self._deployed = True  # from here on, `stop` removes the application, even one half deployed
-        handle = deploy(options, blocking=False)
+        try:
+            with abort_on_signal("Serve was starting"):  # Serve's controller takes seconds to start
+                handle = deploy(options, blocking=False)
+        except StartAborted as exc:
+            raise ServeStopped(f"stop requested during start-up ({exc})") from None
         self._mark("serve")
         # The proxy's process starts while the replicas load their models: the two take seconds each.
         self.proxy, port = _proxy_actor(s.host, s.port, s.limits, APP_NAME, inherit_env=self._own_ray)

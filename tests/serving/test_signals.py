@@ -30,13 +30,20 @@ REPO = Path(__file__).resolve().parents[2]
 LINE = json.dumps(build_request("latest", np.zeros(OBS_SIZE), np.ones(NUM_LOGITS, dtype=bool))).encode() + b"\n"
 
 
-def _answered(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-            sock.sendall(LINE)
-            return b'"action"' in sock.makefile("rb").readline()
-    except OSError:
-        return False
+def _first_reply_on_first_connection(port: int, proc: subprocess.Popen[bytes], lines: list[bytes]) -> bytes:
+    """Connect as soon as the port accepts (as game-client harnesses do) and return the reply to the first
+    request sent on that first connection."""
+    deadline = time.monotonic() + 400
+    while True:
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, b"".join(lines).decode()[-3000:]
+            time.sleep(0.02)
+    with sock:
+        sock.sendall(LINE)
+        return sock.makefile("rb").readline()
 
 
 @pytest.mark.timeout(600)
@@ -56,11 +63,9 @@ def test_a_signal_stops_serve_cleanly(tmp_path: Path, sig: signal.Signals) -> No
     reader.start()
     started: dict[int, int] = {}
     try:
-        deadline = time.monotonic() + 400
-        while not _answered(port):
-            assert proc.poll() is None and time.monotonic() < deadline, b"".join(lines).decode()[-3000:]
-            time.sleep(0.2)
-        time.sleep(1.0)
+        # Listening means ready: the first request on the first connection the port accepts gets an action.
+        first = json.loads(_first_reply_on_first_connection(port, proc, lines))
+        assert "action" in first and len(first["action"]) == 12, first
         started = descendants(proc.pid)
         assert started, "a server with its own Ray runs child processes"
         signalled = time.monotonic()
@@ -71,8 +76,7 @@ def test_a_signal_stops_serve_cleanly(tmp_path: Path, sig: signal.Signals) -> No
         output = b"".join(lines).decode(errors="replace")
         assert code == 0, output[-3000:]
         assert f"shutting down ({sig.name})" in output, output[-3000:]
-        time.sleep(0.5)
-        left = still_running(started)
+        left = _wait_until_gone(started, 10.0)
         assert not left, f"left behind: {left}"
         print(f"{sig.name}: exit 0 after {took:.1f} s, {len(started)} processes started, none left")
     finally:
@@ -80,3 +84,11 @@ def test_a_signal_stops_serve_cleanly(tmp_path: Path, sig: signal.Signals) -> No
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
         reap(started, grace_s=0.0)
+
+
+def _wait_until_gone(processes: dict[int, int], limit_s: float) -> list[int]:
+    """Those of `processes` still running after up to `limit_s` (a condition, not a fixed sleep)."""
+    until = time.monotonic() + limit_s
+    while still_running(processes) and time.monotonic() < until:
+        time.sleep(0.05)
+    return still_running(processes)

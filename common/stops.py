@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 HARD_STOP_EXIT = 130
 """Exit status of a command ended by a second signal (the shell's convention for Ctrl-C: 128 + SIGINT)."""
-HARD_STOP_GRACE_S = 4.0
+HARD_STOP_GRACE_S = 3.0
 """After a second signal, the longest the process may take to write what it has before it is ended with
 `HARD_STOP_EXIT` (the promise to the user is 5 s)."""
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -118,6 +118,9 @@ class StopRequest:
         if not self.hard:
             self.hard = True
             self._start_watchdog()
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"{signal.Signals(signum).name} again: ending now, keeping what is measured\n")
+                sys.stderr.flush()
         raise HardStop(signum)
 
     def _start_watchdog(self) -> None:

@@ -6,7 +6,6 @@ imports the trainer); this module only turns options into a `serving.runtime.Ser
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -199,11 +198,9 @@ def _stop_service(service: Any, stop: Any) -> None:
 
 
 def _kill_started_processes() -> None:
-    from common.processes import descendants
+    from serving.ray_start import end_ray_now
 
-    for pid in descendants(os.getpid()):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    end_ray_now()
 
 
 def _forget_own_record(states: Path, port: int) -> None:

@@ -286,6 +286,19 @@ def end_new_processes(before: dict[int, int], grace_s: float = 1.0) -> None:
         reap(new, grace_s=grace_s)
 
 
+def end_ray_now() -> None:
+    """After a second stop signal: SIGKILL every process below this one (Ray's, with the agents it adopted,
+    `adopt_orphans`) instead of `ray.shutdown`, which takes seconds on a busy machine; what they held (a
+    checkpoint, a report) was written by this process, not by them."""
+    import signal as signals
+
+    from common.processes import descendants
+
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signals.SIGKILL)
+
+
 PR_SET_CHILD_SUBREAPER = 36
 """Linux ``prctl`` option: orphaned descendants are re-parented to this process instead of to init."""
 

@@ -1,0 +1,64 @@
+"""`serving.ray_start` relies on Ray's internals (Ray 2.60): these tests pin each one, so that a Ray upgrade that
+moves them fails here, by name, instead of bringing back start-ups that abort on a busy machine.
+
+And the test session's own Ray (started through `init_ray`, `tests/conftest.py`) shows the result: its raylet
+was given every agent port, so it never waits for a port file.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+from common.processes import descendants
+from serving.ray_start import AGENT_PORTS, local_start_kwargs
+
+
+def test_ray_params_take_the_agent_ports() -> None:
+    from ray._private.parameter import RayParams
+
+    parameters = inspect.signature(RayParams.__init__).parameters
+    assert set(AGENT_PORTS) <= set(parameters)
+
+
+def test_the_driver_waits_for_its_node_through_services_get_node() -> None:
+    """The fixed 30 s wait polls ``ray._private.services.get_node`` (looked up at each call, so replaceable)."""
+    import ray._private.node as node
+
+    source = inspect.getsource(node.Node.__init__)
+    assert "raylet_start_wait_time_s = 30" in source
+    assert "ray._private.services.get_node(" in source
+
+
+def test_the_python_side_waits_read_what_init_ray_sets() -> None:
+    import ray._private.node as node
+    import ray._private.services as services
+
+    assert "RAY_gcs_server_port_wait_time_s" in inspect.getsource(node)
+    assert "ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S" in inspect.getsource(services.start_api_server)
+
+
+def test_the_budget_goes_to_rays_system_config() -> None:
+    config = local_start_kwargs(180.0)["_system_config"]
+    assert config == {"agent_register_timeout_ms": 180_000, "worker_register_timeout_seconds": 180}
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def test_the_raylet_is_given_every_agent_port(ray_session: None) -> None:
+    """A port of 0 makes the raylet wait (15 s, fixed) for the agent's port file; none is 0."""
+    raylets = [c for c in map(_cmdline, descendants(os.getpid())) if c and c[0].endswith("raylet")]
+    assert len(raylets) == 1, "the test session's Ray runs one raylet below this process"
+    flags = dict(arg.lstrip("-").split("=", 1) for arg in raylets[0] if arg.startswith("--") and "=" in arg)
+    for flag in ("metrics-agent-port", "metrics_export_port", "runtime_env_agent_port"):
+        assert int(flags[flag]) > 0, flag
+    agent = flags["dashboard_agent_command"]
+    listen = next(a for a in agent.split() if a.startswith("--listen-port="))
+    grpc = next(a for a in agent.split() if a.startswith("--grpc-port="))
+    assert int(listen.split("=")[1]) > 0 and int(grpc.split("=")[1]) > 0

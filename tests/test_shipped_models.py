@@ -1,7 +1,7 @@
 """The model files shipped in `models/`: each loads, matches its card, and fights.
 
 A fresh clone must be able to fight, serve and analyse an agent without training one, so every file in
-`models/` needs a card in `docs/models.md` (written by `benchmarks/model_card.py`) whose checksum is the file's,
+`models/` needs a card in `docs/models.md` (written by `tools/model_card.py`) whose checksum is the file's,
 and each must play a short fight through the same doors a user takes: `osrs-rllib fight` and the analysis API.
 """
 
@@ -41,7 +41,7 @@ def test_models_are_shipped_and_every_one_has_a_card() -> None:
 def test_shipped_model_matches_its_card_and_loads(path: Path) -> None:
     card = cards()[path.name]
     (sha,) = SHA_RE.findall(card)
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha, f"{path.name} changed: re-run benchmarks/model_card.py"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha, f"{path.name} changed: re-run tools/model_card.py"
     assert path.stat().st_size <= MAX_BYTES
     model = load_model_file(path)  # checks the format and the contract version
     trained = model.metadata

@@ -8,9 +8,9 @@ model (``models/latest.nhmodel``: the same budget for every recipe; ``best`` wou
 recipe) is measured the way a user measures it:
 
 * win rate per build against the baseline and the expert, ``--fights`` per build, greedy, under the model's
-  training rules (`benchmarks/model_card.py`'s ``win_rates`` machinery, the evaluation's fight options);
+  training rules (`tools/model_card.py`'s ``win_rates`` machinery, the evaluation's fight options);
 * head to head against every other recipe's model, ``--h2h-fights`` per build, half from each seat
-  (`osrs_rllib.exploit.evaluate_vs_model`, both sides greedy);
+  (`osrs_rllib.evaluation.evaluate_vs_model`, both sides greedy);
 * exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`), against the model
   playing greedy and, a second run, sampling (``--model-sampling``).
 
@@ -20,12 +20,12 @@ in between: ``train`` continues a recipe's run with ``--resume`` and skips finis
 and every measurement is written to ``--out`` (JSON) as soon as it is made, so ``report`` prints the table from
 whatever is there::
 
-    .venv/bin/python benchmarks/league_study.py train --env-steps 20000000            # all recipes, in turn
-    .venv/bin/python benchmarks/league_study.py train --recipes mix,pfsp --env-steps 20000000
-    .venv/bin/python benchmarks/league_study.py measure                                # win rates + head to head
-    .venv/bin/python benchmarks/league_study.py measure --reference mix-1cf6cfb=results/study/mix-1cf6cfb.nhmodel
-    .venv/bin/python benchmarks/league_study.py exploit                                # 4M steps, 2 per recipe
-    .venv/bin/python benchmarks/league_study.py report                                 # the markdown table
+    .venv/bin/python -m tools.league_study train --env-steps 20000000            # all recipes, in turn
+    .venv/bin/python -m tools.league_study train --recipes mix,pfsp --env-steps 20000000
+    .venv/bin/python -m tools.league_study measure                                # win rates + head to head
+    .venv/bin/python -m tools.league_study measure --reference mix-1cf6cfb=results/study/mix-1cf6cfb.nhmodel
+    .venv/bin/python -m tools.league_study exploit                                # 4M steps, 2 per recipe
+    .venv/bin/python -m tools.league_study report                                 # the markdown table
 
 On a fresh machine the stages read what has landed in ``results/study`` (``--landed``) where the
 experiments and ``--out`` lack it: a recipe whose model landed is not trained again, its figures and exploit runs
@@ -191,12 +191,9 @@ def measure(
 ) -> None:
     """Win rates against the baseline and the expert, and every pair head to head (recipes and references);
     saved as they come."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from model_card import CARD_SEED, training_params
-
-    from osrs_rllib.evaluation import evaluate
-    from osrs_rllib.exploit import evaluate_vs_model
+    from osrs_rllib.evaluation import evaluate, evaluate_vs_model
     from policies.model_file import load_model_file
+    from tools.model_card import CARD_SEED, training_params
 
     results = load_results(out, landed)
     paths = {r: model_path(experiments, r, landed) for r in recipes} | dict(references or {})

@@ -2,13 +2,13 @@
 
 How to run this script::
 
-    .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel                      # 500 fights per build
-    .venv/bin/python benchmarks/model_card.py models/nh-main.nhmodel --fights 50          # quicker, wider intervals
-    .venv/bin/python benchmarks/model_card.py MODEL --exploit experiments/exploit-nh-main # + exploitability
-    .venv/bin/python benchmarks/model_card.py MODEL --exploit RUN --exploit SAMPLING_RUN  # both model modes
-    .venv/bin/python benchmarks/model_card.py MODEL --json                                # one JSON object
-    .venv/bin/python benchmarks/model_card.py MODEL --jobs 2 --cache card.json            # 2 processes, resumable
-    .venv/bin/python benchmarks/model_card.py MODEL --sampling baseline,expert            # + rows of sampling play
+    .venv/bin/python -m tools.model_card models/nh-main.nhmodel                      # 500 fights per build
+    .venv/bin/python -m tools.model_card models/nh-main.nhmodel --fights 50          # quicker, wider intervals
+    .venv/bin/python -m tools.model_card MODEL --exploit experiments/exploit-nh-main # + exploitability
+    .venv/bin/python -m tools.model_card MODEL --exploit RUN --exploit SAMPLING_RUN  # both model modes
+    .venv/bin/python -m tools.model_card MODEL --json                                # one JSON object
+    .venv/bin/python -m tools.model_card MODEL --jobs 2 --cache card.json            # 2 processes, resumable
+    .venv/bin/python -m tools.model_card MODEL --sampling baseline,expert            # + rows of sampling play
 
 What is measured, and under which rules (`docs/models.md` holds the cards this script printed):
 

@@ -507,15 +507,12 @@ def test_the_best_checkpoint_follows_best_by() -> None:
     assert Trainer._headline_win_rate(fake, []) is None  # type: ignore[arg-type]
 
 
-# ---- the league study's recipes (configs/study/, benchmarks/league_study.py) ---------------------------
+# ---- the league study's recipes (configs/study/, tools/league_study.py) --------------------------------
 
 
 def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> None:
     """Each recipe is the main job with one idea changed, so the study compares ideas, not accidents."""
-    import sys
-
-    sys.path.insert(0, str(CONFIGS.parent / "benchmarks"))
-    from league_study import RECIPES
+    from tools.league_study import RECIPES
 
     main = load_config(CONFIGS / "nh.yml")
     study = {r: load_config(CONFIGS / "study" / f"{r}.yml") for r in RECIPES}

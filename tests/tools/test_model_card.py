@@ -1,0 +1,65 @@
+"""`python -m tools.model_card`, run as the cards in docs/models.md are written: its rows, its exploit runs, its
+refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools.model_card", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_model_card_with_both_exploit_runs() -> None:
+    """A card states each exploit run (the model greedy and sampling) and the model's figure, the lower one."""
+    study = "results/study"  # nh-main's exploit runs (the study's ft-hunted, the same weights)
+    runs = (f"{study}/exploit-ft-hunted.json", f"{study}/exploit-ft-hunted-model-sampling.json")
+    proc = _run("models/nh-main.nhmodel", "--fights", "1", "--exploit", runs[0], "--exploit", runs[1]
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "### `nh-main.nhmodel`" in out and "| expert |" in out
+    reports = [json.loads((REPO / r).read_text())["exploitability"] for r in runs]
+    for run, report in zip(runs, reports, strict=True):
+        assert f"**{report['win_rate']:.1%}**" in out and f"(`{run}`)" in out
+    lowest = min(r["win_rate"] for r in reports)
+    assert f"The model's exploitability, the lower of its runs: **{lowest:.1%} [" in out
+
+
+def test_model_card_sampling_rows() -> None:
+    """``--sampling`` plays the named opponents again with the model sampling: a second table, its own rows."""
+    proc = _run("models/nh-main.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    card = json.loads(proc.stdout)
+    (row,) = card["sampling_win_rates"]
+    assert row["opponent"] == "expert" and row["fights"] == 2 * len(row["builds"])  # the trained builds' fights
+    assert "sampling" in proc.stderr
+    again = _run("models/nh-main.nhmodel", "--fights", "2", "--sampling", "expert", "--json"
+    )
+    assert json.loads(again.stdout)["sampling_win_rates"][0]["by_build"] == row["by_build"]  # seeded: it replays
+    bad = _run("models/nh-main.nhmodel", "--sampling", "expertt")
+    assert bad.returncode != 0 and "unknown opponent 'expertt'" in bad.stderr
+
+
+def test_model_card_refuses_an_exploit_run_of_other_weights() -> None:
+    proc = _run(
+        "models/nh-main.nhmodel",
+        "--fights",
+        "1",
+        "--exploit",
+        "results/exploit-nh-main-v1.json",
+    )
+    assert proc.returncode != 0 and "not this file's" in proc.stderr

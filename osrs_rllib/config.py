@@ -52,13 +52,14 @@ from pydantic import (
     model_validator,
 )
 
-from common.suggest import closest as _closest
+from common.suggest import closest
+from common.validation import Invalid, one_of
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_BASELINE, FightOptions, FightParams
 from envs.nh.rewards import RewardWeights, WeightOptions
 from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
-from osrs_rllib.config_errors import ConfigError, _config_error, _Invalid, _one_of
+from osrs_rllib.config_errors import ConfigError, config_error
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
 from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_types import (
@@ -168,7 +169,7 @@ class EnvConfig(_Section):
         for key in params if isinstance(params, Mapping) else ():
             if key in _RESERVED_PARAMS:
                 problem = f"cannot be set in a training config: {_RESERVED_PARAMS[key]}"
-                raise _Invalid(problem, "one of the other §13.1 reset options", field=key)
+                raise Invalid(problem, "one of the other §13.1 reset options", field=key)
         return params
 
     def to_fight_params(self) -> FightParams:
@@ -205,13 +206,13 @@ class OpponentsConfig(_Section):
         if not self.scripted_in_env:
             for name, weight in self.mix.items():
                 if weight > 0 and name in LADDER and needs_opponent_action(name):
-                    raise _Invalid(
+                    raise Invalid(
                         f"{name!r} must see the learner's action of the tick, which only the environment can show it",
                         "scripted_in_env: true, or no share for this rung",
                         field="scripted_in_env",
                     )
         if self.mix.get(TARGET, 0) > 0 and not self.targets:
-            raise _Invalid(
+            raise Invalid(
                 "the mix gives 'target' a share but opponents.targets is empty",
                 "model files in opponents.targets (e.g. [experiments/nh/models/best.nhmodel])",
                 field="targets",
@@ -223,12 +224,12 @@ class OpponentsConfig(_Section):
     def _check_mix(cls, mix: dict[str, float]) -> dict[str, float]:
         for name, weight in mix.items():
             if name not in OPPONENT_KINDS:
-                suggestion = _closest(name, OPPONENT_KINDS)
-                raise _Invalid("unknown opponent kind", _one_of(OPPONENT_KINDS), field=name, suggestion=suggestion)
+                suggestion = closest(name, OPPONENT_KINDS)
+                raise Invalid("unknown opponent kind", one_of(OPPONENT_KINDS), field=name, suggestion=suggestion)
             if weight < 0:
-                raise _Invalid(f"got {weight!r}", "a share ≥ 0", field=name)
+                raise Invalid(f"got {weight!r}", "a share ≥ 0", field=name)
         if not any(w > 0 for w in mix.values()):
-            raise _Invalid(f"every share is zero ({mix})", "at least one opponent kind with a share > 0")
+            raise Invalid(f"every share is zero ({mix})", "at least one opponent kind with a share > 0")
         return mix
 
     def normalized(self) -> dict[str, float]:
@@ -285,15 +286,15 @@ class PPOConfig(_Section):
         names = head_names()
         for name, weight in weights.items():
             if name not in names:
-                raise _Invalid("unknown action head", _one_of(names), field=name, suggestion=_closest(name, names))
+                raise Invalid("unknown action head", one_of(names), field=name, suggestion=closest(name, names))
             if not weight >= 0:
-                raise _Invalid(f"got {weight!r}", "a weight ≥ 0", field=name)
+                raise Invalid(f"got {weight!r}", "a weight ≥ 0", field=name)
         return weights
 
     @model_validator(mode="after")
     def _check_accumulation(self) -> PPOConfig:
         if self.grad_accumulation_steps > self.minibatch_size:
-            raise _Invalid(
+            raise Invalid(
                 f"grad_accumulation_steps {self.grad_accumulation_steps} > minibatch_size {self.minibatch_size}",
                 "at most one micro-batch per sample of a minibatch",
                 field="grad_accumulation_steps",
@@ -304,7 +305,7 @@ class PPOConfig(_Section):
     @model_validator(mode="after")
     def _check_sizes(self) -> PPOConfig:
         if self.minibatch_size > self.train_batch_size:
-            raise _Invalid(
+            raise Invalid(
                 f"minibatch_size {self.minibatch_size} > train_batch_size {self.train_batch_size}",
                 "minibatch_size ≤ train_batch_size",
                 field="minibatch_size",
@@ -361,11 +362,11 @@ class EvaluationConfig(_Section):
     @model_validator(mode="after")
     def _check_enabled(self) -> EvaluationConfig:
         if self.interval > 0 and not self.opponents:
-            raise _Invalid(
+            raise Invalid(
                 "no opponents while evaluation is on", "at least one opponent (or interval 0)", field="opponents"
             )
         if self.interval > 0 and not (self.deterministic or self.stochastic):
-            raise _Invalid(
+            raise Invalid(
                 "both deterministic and stochastic are false while evaluation is on",
                 "at least one of them true (or interval 0)",
                 field="deterministic",
@@ -402,7 +403,7 @@ class StopConfig(_Section):
     @model_validator(mode="after")
     def _check_some_limit(self) -> StopConfig:
         if self.iterations is None and self.env_steps is None and self.minutes is None:
-            raise _Invalid("no limit is set", "at least one of stop.iterations, stop.env_steps, stop.minutes")
+            raise Invalid("no limit is set", "at least one of stop.iterations, stop.env_steps, stop.minutes")
         return self
 
 
@@ -457,21 +458,21 @@ class TrainConfig(_Section):
     def _league_mix_is_elsewhere(cls, value: Any) -> Any:
         if isinstance(value, Mapping) and "opponent_mix" in value:
             problem = "the league's mix is opponents.mix"
-            raise _Invalid(problem, "no opponent_mix here", field="opponent_mix")
+            raise Invalid(problem, "no opponent_mix here", field="opponent_mix")
         return value
 
     @model_validator(mode="after")
     def _check_across_sections(self) -> TrainConfig:
         best_by = self.checkpoint.best_by
         if best_by is not None and best_by not in self.evaluation.opponents:
-            raise _Invalid(
+            raise Invalid(
                 f"best_by {best_by!r} is not an evaluation opponent",
                 f"one of evaluation.opponents {self.evaluation.opponents}, or null (the first)",
                 field="checkpoint.best_by",
                 related=("evaluation.opponents",),
             )
         if self.checkpoint.keep_best and self.evaluation.interval == 0:
-            raise _Invalid(
+            raise Invalid(
                 "keep_best needs evaluation win rates but evaluation is off (evaluation.interval 0)",
                 "keep_best false, or evaluation.interval > 0",
                 field="checkpoint.keep_best",
@@ -540,7 +541,7 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
     try:
         return TrainConfig.model_validate(resolved.data)
     except ValidationError as exc:
-        raise _config_error(exc, TrainConfig, resolved.blame) from None
+        raise config_error(exc, TrainConfig, resolved.blame) from None
 
 
 def dump_config(cfg: TrainConfig, header: str | None = None) -> str:

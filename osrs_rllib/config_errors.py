@@ -13,16 +13,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from common.validation import Invalid, KeyPath, compose, describe, one_of, render
+from common.validation import KeyPath, render
 
-__all__ = ["Blame", "ConfigError", "KeyPath", "_Invalid", "_compose", "_config_error", "_describe", "_one_of"]
+__all__ = ["Blame", "ConfigError", "config_error"]
 
 Blame = Callable[[KeyPath, Sequence[KeyPath]], str]
 """Where the key at a path came from (a file or ``--set``), given the other keys of a cross-field check."""
-
-_Invalid = Invalid
-_compose, _describe, _one_of = compose, describe, one_of
-"""The shared wording under the names this package's modules use (`common.validation`)."""
 
 
 class ConfigError(Exception):
@@ -47,7 +43,7 @@ class ConfigError(Exception):
         return where + self.message
 
 
-def _config_error(exc: ValidationError, root: type[Any], blame: Blame) -> ConfigError:
+def config_error(exc: ValidationError, root: type[Any], blame: Blame) -> ConfigError:
     """The first validation problem as a one-line `ConfigError` blaming the key's own file."""
     loc, message, related = render(exc.errors(include_url=False)[0], root)
     return ConfigError(blame(loc, related), ".".join(loc) or None, message)

@@ -16,9 +16,10 @@ from typing import Any
 
 import yaml
 
-from common.suggest import closest as _closest
+from common.suggest import closest
+from common.validation import KeyPath, compose, describe
 from common.yaml_loader import FLOAT_12, FLOAT_FIRST_CHARS, StrictLoader
-from osrs_rllib.config_errors import ConfigError, KeyPath, _compose, _describe
+from osrs_rllib.config_errors import ConfigError
 
 SET_SOURCE = "--set"
 """The 'file' a `ConfigError` names when the bad key came from a command-line override."""
@@ -88,7 +89,7 @@ def _read_yaml(file: str, sections: Sequence[str]) -> dict[str, Any]:
     try:
         text = Path(file).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(file, None, _compose("file not found", "a YAML config file", _sibling_hint(file))) from None
+        raise ConfigError(file, None, compose("file not found", "a YAML config file", _sibling_hint(file))) from None
     except IsADirectoryError:
         raise ConfigError(file, None, "is a directory; expected a YAML config file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -101,7 +102,7 @@ def _read_yaml(file: str, sections: Sequence[str]) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(
-            file, None, f"the top level is {_describe(data)}; expected a mapping of sections ({', '.join(sections)})"
+            file, None, f"the top level is {describe(data)}; expected a mapping of sections ({', '.join(sections)})"
         )
     return data
 
@@ -113,7 +114,7 @@ def _sibling_hint(file: str) -> str | None:
         siblings = [p.name for p in path.parent.iterdir() if p.suffix in (".yml", ".yaml")]
     except OSError:
         return None
-    close = _closest(path.name, siblings)
+    close = closest(path.name, siblings)
     return str(path.parent / close) if close else None
 
 
@@ -125,7 +126,7 @@ def _chain(file: str, sections: Sequence[str], seen: tuple[str, ...] = ()) -> li
         return [(file, data)]
     if not isinstance(parent, str) or not parent.strip():
         raise ConfigError(
-            file, "extends", f"got {_describe(parent)}; expected the path of another config file, relative to this one"
+            file, "extends", f"got {describe(parent)}; expected the path of another config file, relative to this one"
         )
     parent_file = os.path.normpath(os.path.join(os.path.dirname(file), parent))
     if os.path.realpath(parent_file) in [os.path.realpath(f) for f in (*seen, file)]:
@@ -138,7 +139,7 @@ def _chain(file: str, sections: Sequence[str], seen: tuple[str, ...] = ()) -> li
         raise ConfigError(
             file,
             "extends",
-            _compose(f"file {parent_file} not found", "a path relative to this file", hint and Path(hint).name),
+            compose(f"file {parent_file} not found", "a path relative to this file", hint and Path(hint).name),
         )
     return [*_chain(parent_file, sections, (*seen, file)), (file, data)]
 
@@ -168,7 +169,7 @@ def _apply_override(data: dict[str, Any], prov: Provenance, override: str) -> No
             raise ConfigError(
                 SET_SOURCE,
                 key,
-                f"{'.'.join(path[: depth + 1])} is {_describe(child)}, not a "
+                f"{'.'.join(path[: depth + 1])} is {describe(child)}, not a "
                 "mapping; expected a key path into a section",
             )
         node = child

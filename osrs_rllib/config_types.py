@@ -1,7 +1,7 @@
 """The field types of the training config: counts that accept ``1e6``, `StepSchedule`, and the hand-written checks.
 
 Why apart from the schema: these are the vocabulary the sections (`osrs_rllib/config.py`) are written in;
-each raises `_Invalid` (`osrs_rllib/config_errors.py`), so a bad value is worded like every other problem.
+each raises `Invalid` (`common/validation.py`), so a bad value is worded like every other problem.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from common.suggest import closest as _closest
-from common.validation import is_number
+from common.suggest import closest
+from common.validation import Invalid, describe, is_number, one_of
 from envs.nh.contract import frame_offsets
-from osrs_rllib.config_errors import _describe, _Invalid, _one_of
 
 LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -79,20 +78,20 @@ class StepSchedule:
             return cls.constant(raw)
         shape = "a number or a list of [env_step, value] pairs starting at step 0"
         if not isinstance(raw, list | tuple) or not raw:
-            raise _Invalid(f"got {_describe(raw)}", shape)
+            raise Invalid(f"got {describe(raw)}", shape)
         points: list[tuple[int, float]] = []
         for pair in raw:
             if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(is_number(x) for x in pair):
-                raise _Invalid(f"got {_describe(pair)} in the schedule", f"{shape}, e.g. [[0, 3e-4], [1e6, 1e-4]]")
+                raise Invalid(f"got {describe(pair)} in the schedule", f"{shape}, e.g. [[0, 3e-4], [1e6, 1e-4]]")
             step, value = _integral(pair[0]), float(pair[1])
             if not isinstance(step, int) or step < 0:
-                raise _Invalid(f"got step {pair[0]!r}", "env steps that are non-negative integers")
+                raise Invalid(f"got step {pair[0]!r}", "env steps that are non-negative integers")
             points.append((step, value))
         if points[0][0] != 0:
-            raise _Invalid(f"the schedule starts at step {points[0][0]}", "a first pair at step 0, [0, initial]")
+            raise Invalid(f"the schedule starts at step {points[0][0]}", "a first pair at step 0, [0, initial]")
         steps = [s for s, _ in points]
         if any(b <= a for a, b in itertools.pairwise(steps)):
-            raise _Invalid(f"steps {steps} are not strictly increasing", "strictly increasing env steps")
+            raise Invalid(f"steps {steps} are not strictly increasing", "strictly increasing env steps")
         return cls(tuple(points))
 
     @property
@@ -141,7 +140,7 @@ def _schedule_bounds(lower: float, inclusive: bool) -> Callable[[StepSchedule], 
     def check(schedule: StepSchedule) -> StepSchedule:
         for value in schedule.values:
             if value < lower or (value == lower and not inclusive):
-                raise _Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
+                raise Invalid(f"got {value!r}", f"values {sign} {lower:g} at every step")
         return schedule
 
     return check
@@ -156,25 +155,25 @@ def _fragment_length(value: Any) -> int | Literal["auto"]:
     value = _integral(value)
     if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
         return value  # type: ignore[no-any-return]
-    raise _Invalid(f"got {_describe(value)}", 'a positive integer or "auto" (train batch / number of envs)')
+    raise Invalid(f"got {describe(value)}", 'a positive integer or "auto" (train batch / number of envs)')
 
 
 def _frame_stack(value: Any) -> int | list[int]:
     """Frame stacking as `envs.nh.contract.frame_offsets` accepts it (spec §15.3), kept as written."""
     value = _integral(value)
     if not (isinstance(value, int | list) and not isinstance(value, bool)):
-        raise _Invalid(f"got {_describe(value)}", "a frame count ≥ 1 or a list of frame offsets such as [0, 1, 3]")
+        raise Invalid(f"got {describe(value)}", "a frame count ≥ 1 or a list of frame offsets such as [0, 1, 3]")
     try:
         frame_offsets(value)
     except (TypeError, ValueError) as exc:
-        raise _Invalid(str(exc), "a frame count ≥ 1 or a non-empty list of offsets ≥ 0") from None
+        raise Invalid(str(exc), "a frame count ≥ 1 or a non-empty list of offsets ≥ 0") from None
     return list(value) if isinstance(value, list) else value
 
 
 def _log_level(value: str) -> str:
     upper = value.upper()
     if upper not in LOG_LEVELS:
-        raise _Invalid(f"got {value!r}", _one_of(LOG_LEVELS), suggestion=_closest(upper, LOG_LEVELS))
+        raise Invalid(f"got {value!r}", one_of(LOG_LEVELS), suggestion=closest(upper, LOG_LEVELS))
     return upper
 
 
@@ -183,7 +182,7 @@ _NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 def _experiment_name(value: str) -> str:
     if not _NAME_PATTERN.match(value):
-        raise _Invalid(
+        raise Invalid(
             f"got {value!r}",
             "letters, digits, '.', '_' or '-', as it names the experiment directory "
             "(set name: when the file's stem does not fit)",
@@ -197,9 +196,9 @@ def _known_once(valid: Sequence[str] | None, what: str, article: str) -> AfterVa
     def check(names: list[str]) -> list[str]:
         for name in names:
             if valid is not None and name not in valid:
-                raise _Invalid(f"unknown {what} {name!r}", _one_of(valid), suggestion=_closest(name, valid))
+                raise Invalid(f"unknown {what} {name!r}", one_of(valid), suggestion=closest(name, valid))
         if len(set(names)) != len(names):
-            raise _Invalid(f"{names} names {article} {what} twice", f"each {what} once")
+            raise Invalid(f"{names} names {article} {what} twice", f"each {what} once")
         return names
 
     return AfterValidator(check)

@@ -108,7 +108,32 @@ class StopRequest:
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         self._previous.clear()
 
+    @contextlib.contextmanager
+    def shielded(self, raise_after: bool = True) -> Iterator[None]:
+        """While the block runs (writing a result, a few hundred milliseconds), signals are recorded but raise
+        nothing, so that a second Ctrl-C cannot leave a half-done write; a hard stop that arrived meanwhile is
+        raised when the block ends (with `raise_after`; else the caller, about to return, reads `hard`). The
+        watchdog still runs."""
+        self._shield = True
+        try:
+            yield
+        finally:
+            self._shield = False
+        if self._hard_pending:
+            self._hard_pending = False
+            if raise_after:
+                raise HardStop(self.signum or signal.SIGINT)
+
+    _shield = False
+    _hard_pending = False
+
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.event.is_set() and self._shield:
+            if not self.hard:
+                self.hard = True
+                self._start_watchdog()
+            self._hard_pending = True
+            return
         if not self.event.is_set():
             self.signum = signum
             self.event.set()

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from common.stops import StopRequest
 from envs.nh.contract import (
     CRITIC_SIZE,
     HEAD_OFFSETS,
@@ -346,8 +347,15 @@ def train_bc(
     writer.add_text("bc", f"replays: {len(demos.files)}, samples: {len(demos)}, {dataclasses.asdict(settings)}")
     threads = torch.get_num_threads()
     torch.set_num_threads(settings.threads)
+    stop = StopRequest(on_first=lambda signum: logger.warning(
+        "stop requested: finishing this epoch, then writing the best epoch so far; a second signal ends it now"))
+    stop.install()
     try:
-        best_epoch, best_train, best_held = _fit(net, demos, train_rows, held_rows, settings, writer, progress)
+        best_epoch, best_train, best_held, epochs_run = _fit(net, demos, train_rows, held_rows, settings, writer,
+                                                             progress, stop)
+    except BaseException:
+        stop.uninstall()
+        raise
     finally:
         torch.set_num_threads(threads)
         writer.close()
@@ -364,6 +372,10 @@ def train_bc(
         "sources": sorted({str(Path(f).parent) for f in demos.files}),
         "settings": dataclasses.asdict(settings),
         "best_epoch": best_epoch,
+        "epochs_run": epochs_run,
+        "stopped": stop.signal_name if stop.requested else None,
+        "stopped_hard": stop.hard,
+        "not_trained": [] if epochs_run == settings.epochs else [f"epochs {epochs_run + 1}-{settings.epochs}"],
         "train": best_train,
         "heldout": best_held,
         "normalization": "replays" if normalize else "init model",
@@ -371,7 +383,11 @@ def train_bc(
     }
     metadata = {"experiment": None, "iteration": 0, "env_steps": 0, "config": cfg.to_dict(), "bc": info}
     frames = FrameStack(cfg.env.frame_stack, 1).offsets
-    path = save_model_file(net, out, frame_stack=frames, metadata=metadata)
+    try:
+        with stop.shielded(raise_after=False):  # the best epoch is being written: a second Ctrl-C waits for it
+            path = save_model_file(net, out, frame_stack=frames, metadata=metadata)
+    finally:
+        stop.uninstall()
     return BCResult(path=path, logdir=logdir, best_epoch=best_epoch, train=best_train, heldout=best_held, info=info)
 
 
@@ -383,12 +399,15 @@ def _fit(
     settings: BCSettings,
     writer: Any,
     progress: Callable[[int, dict[str, Any], dict[str, Any] | None], None] | None,
-) -> tuple[int, dict[str, Any], dict[str, Any] | None]:
+    stop: StopRequest | None = None,
+) -> tuple[int, dict[str, Any], dict[str, Any] | None, int]:
     """The epochs: Adam on the summed per-head NLL of shuffled minibatches, a held-out pass after each epoch;
     `net` ends with the weights of the epoch with the lowest held-out loss (the last without held-out fights).
+    A stop request ends the epochs after the current one; a second signal (`HardStop`) abandons the current
+    one, keeping the best finished epoch (none finished: the interrupt goes on to the caller).
 
     Returns:
-        (that epoch, its training metrics, its held-out metrics or None).
+        (that epoch, its training metrics, its held-out metrics or None, the epochs finished).
     """
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     total_steps = settings.epochs * max(1, math.ceil(len(train_rows) / settings.batch_size))
@@ -399,34 +418,65 @@ def _fit(
     rng = np.random.default_rng(settings.seed)
     best_score, best_state, best = math.inf, copy.deepcopy(net.state_dict()), (0, {}, None)
     net.train()
+    epochs_run = 0
     for epoch in range(1, settings.epochs + 1):
-        started = time.perf_counter()
-        tally = HeadTally()
-        order = rng.permutation(train_rows)
-        for start in range(0, len(order), settings.batch_size):
-            obs, masks, actions = _batch(demos, order[start : start + settings.batch_size])
-            log_probs = head_log_probs(net, obs, masks, actions)
-            loss = -log_probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).sum(-1).mean()
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), settings.grad_clip)
-            optimizer.step()
-            schedule.step()
-            tally.add(log_probs.detach(), actions)
-        rate = len(train_rows) / max(time.perf_counter() - started, 1e-9)
-        train = tally.metrics()
-        held = evaluate(net, demos, held_rows) if len(held_rows) else None
-        _log_epoch(writer, epoch, train, held, optimizer.param_groups[0]["lr"], rate)
-        score = held["loss"] if held is not None else -epoch  # no held-out fights: keep the last epoch
-        if score < best_score:
-            best_score, best_state, best = score, copy.deepcopy(net.state_dict()), (epoch, train, held)
-        logger.info("epoch %d: loss %.4f, held-out loss %s", epoch, train["loss"],
-                    "-" if held is None else f"{held['loss']:.4f}")
-        if progress is not None:
-            progress(epoch, train, held)
+        if stop is not None and stop.requested and epochs_run:
+            break
+        try:
+            best_score, best_state, best = _epoch(net, demos, train_rows, held_rows, settings, writer, progress,
+                                                  epoch, optimizer, schedule, rng, (best_score, best_state, best))
+        except KeyboardInterrupt:
+            if not epochs_run:
+                raise
+            logger.warning("epoch %d interrupted: not trained; keeping epoch %d", epoch, best[0])
+            break
+        epochs_run = epoch
     net.load_state_dict(best_state)
     net.eval()
-    return best
+    return (*best, epochs_run)
+
+
+def _epoch(
+    net: NHPolicyNetwork,
+    demos: Demonstrations,
+    train_rows: np.ndarray,
+    held_rows: np.ndarray,
+    settings: BCSettings,
+    writer: Any,
+    progress: Callable[[int, dict[str, Any], dict[str, Any] | None], None] | None,
+    epoch: int,
+    optimizer: Any,
+    schedule: Any,
+    rng: np.random.Generator,
+    kept: tuple[float, Any, Any],
+) -> tuple[float, Any, Any]:
+    """One epoch of `_fit`; returns the best (score, weights, (epoch, train, held)) so far."""
+    best_score, best_state, best = kept
+    started = time.perf_counter()
+    tally = HeadTally()
+    order = rng.permutation(train_rows)
+    for start in range(0, len(order), settings.batch_size):
+        obs, masks, actions = _batch(demos, order[start : start + settings.batch_size])
+        log_probs = head_log_probs(net, obs, masks, actions)
+        loss = -log_probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1).sum(-1).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), settings.grad_clip)
+        optimizer.step()
+        schedule.step()
+        tally.add(log_probs.detach(), actions)
+    rate = len(train_rows) / max(time.perf_counter() - started, 1e-9)
+    train = tally.metrics()
+    held = evaluate(net, demos, held_rows) if len(held_rows) else None
+    _log_epoch(writer, epoch, train, held, optimizer.param_groups[0]["lr"], rate)
+    score = held["loss"] if held is not None else -epoch  # no held-out fights: keep the last epoch
+    if score < best_score:
+        best_score, best_state, best = score, copy.deepcopy(net.state_dict()), (epoch, train, held)
+    logger.info("epoch %d: loss %.4f, held-out loss %s", epoch, train["loss"],
+                "-" if held is None else f"{held['loss']:.4f}")
+    if progress is not None:
+        progress(epoch, train, held)
+    return best_score, best_state, best
 
 
 def _log_epoch(
@@ -499,6 +549,9 @@ def bc_command(
                           normalize=init is None, progress=report)
     except BCError as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:  # a second stop signal before any epoch finished
+        echo("interrupted during the first epoch: nothing trained, nothing written")
+        return 130
     shown = result.heldout if result.heldout is not None else result.train
     echo(f"{'held-out' if result.heldout is not None else 'training'} accuracy per head (epoch {result.best_epoch}; "
          "counted where the head had a choice, share of samples in brackets):")
@@ -511,4 +564,8 @@ def bc_command(
     builds = ",".join(b.name for b in trained_builds(cfg.env.to_fight_params()))
     echo(f"wrote {result.path} (TensorBoard: {result.logdir}); try it: osrs-rllib fight {result.path} baseline "
          f"--build {builds}")
+    if result.info["not_trained"]:
+        echo(f"stopped ({result.info['stopped']}) after epoch {result.info['epochs_run']}: "
+             f"{', '.join(result.info['not_trained'])} not trained")
+        return 130 if result.info["stopped_hard"] else 0
     return 0

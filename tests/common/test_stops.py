@@ -93,3 +93,22 @@ def test_before_a_command_takes_over_a_signal_exits_0(sig: signal.Signals) -> No
     proc.send_signal(sig)
     assert proc.wait(timeout=60) == 0
     assert proc.stderr is not None and proc.stderr.read() == ""
+
+
+def test_a_shielded_write_finishes_before_the_second_signal_acts() -> None:
+    import os
+
+    from common.stops import HardStop, StopRequest
+
+    stop = StopRequest(grace_s=60.0).install()
+    written = False
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop.requested and not stop.hard
+        with pytest.raises(HardStop), stop.shielded():
+            os.kill(os.getpid(), signal.SIGINT)
+            written = True  # the handler has run by now: it raised nothing inside the block
+        assert written and stop.hard
+    finally:
+        stop.disarm()
+        stop.uninstall()

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import Field, GetCoreSchemaHandler, Strict, ValidationError, WrapValidator
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler, Strict, TypeAdapter, ValidationError, WrapValidator
 from pydantic_core import ErrorDetails, core_schema
 
 from common.suggest import IN_PARENS, closest, did_you_mean
@@ -304,6 +304,17 @@ E = TypeVar("E", bound=KeyedError)
 T = TypeVar("T")
 
 
+def problem_with(value: Any, kind: Any) -> str | None:
+    """What is wrong with `value` as a `kind` (a type above, e.g. `PositiveNumber`), worded by `render`; None
+    when nothing is. For a single setting outside any config model, such as a command's option checked by the
+    library: ``--minutes: got -1 (an integer); expected a positive number``."""
+    try:
+        TypeAdapter(kind, config=ConfigDict(allow_inf_nan=False)).validate_python(value)  # as every config model
+    except ValidationError as exc:
+        return render(exc.errors(include_url=False)[0], None)[1]
+    return None
+
+
 def from_mapping(cls: type[T], values: Mapping[str, Any] | None, error_type: type[E]) -> T:
     """`cls(**values)` with the first problem as one `error_type`, worded by `render`."""
     values = dict(values or {})
@@ -340,5 +351,6 @@ __all__ = [
     "model_at",
     "one_of",
     "positive_count_or_null",
+    "problem_with",
     "render",
 ]

@@ -56,12 +56,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import torch
+from pydantic import ConfigDict, Field, Strict
+from pydantic.dataclasses import dataclass as settings_dataclass
 
 from common.stops import StopRequest
+from common.validation import Count, KeyedError, PositiveCount, PositiveNumber, expect, from_mapping
 from envs.nh.contract import (
     CRITIC_SIZE,
     HEAD_OFFSETS,
@@ -88,42 +91,41 @@ LEGAL_LOG_PROB = MASKED_LOGIT / 2
 # ---------------------------------------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BCSettings:
-    """Hyperparameters of one cloning run (the command's options)."""
+class BCSettingsError(KeyedError, BCError):
+    """A cloning option is unknown or invalid; `key` names it (``lr: got -1.0; expected a positive number``)."""
 
-    epochs: int = 6
+
+@settings_dataclass(frozen=True, config=ConfigDict(extra="forbid", allow_inf_nan=False))
+class BCSettings:
+    """Hyperparameters of one cloning run (the command's options), checked by `common.validation`'s types."""
+
+    epochs: PositiveCount = 6
     """Passes over the training fights' samples (2,000 expert fights: 6 epochs reach 98 % held-out action accuracy
     and a 93 % clone, docs/training.md)."""
-    batch_size: int = 1024
+    batch_size: PositiveCount = 1024
     """Samples per optimiser step."""
-    lr: float = 1e-3
+    lr: PositiveNumber = 1e-3
     """Adam's learning rate, annealed linearly to `lr_final_fraction` of it over the run."""
-    lr_final_fraction: float = 0.1
+    lr_final_fraction: Annotated[float, Strict(), Field(gt=0, le=1), expect("a fraction in (0, 1]")] = 0.1
     """The learning rate of the last step, as a fraction of `lr`."""
-    grad_clip: float = 1.0
+    grad_clip: PositiveNumber = 1.0
     """Global gradient-norm clip."""
-    holdout: float = 0.1
+    holdout: Annotated[float, Strict(), Field(ge=0, lt=1), expect("a share of the fights in [0, 1)")] = 0.1
     """Share of the fights held out (whole fights); 0 trains on every fight and keeps the last epoch."""
-    seed: int = 0
+    seed: Count = 0
     """Seed of the split, the network's initialisation and the minibatch order."""
-    threads: int = 1
+    threads: PositiveCount = 1
     """Torch intra-op threads while training. One, because the batches are small and the laptop's other core
     is busy (simulating, serving): on a loaded 2-core machine two threads made a step 6× slower."""
 
-    def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise BCError(f"epochs must be at least 1, got {self.epochs}")
-        if self.batch_size < 1:
-            raise BCError(f"batch size must be at least 1, got {self.batch_size}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise BCError(f"lr must be a positive number, got {self.lr}")
-        if not 0 < self.lr_final_fraction <= 1:
-            raise BCError(f"lr_final_fraction must be in (0, 1], got {self.lr_final_fraction}")
-        if not 0 <= self.holdout < 1:
-            raise BCError(f"holdout must be a share in [0, 1), got {self.holdout}")
-        if self.threads < 1:
-            raise BCError(f"threads must be at least 1, got {self.threads}")
+    @classmethod
+    def from_options(cls, values: dict[str, Any]) -> BCSettings:
+        """Build from the command's options; the first bad one raises `BCSettingsError` naming it."""
+        return from_mapping(cls, values, BCSettingsError)
+
+
+DEFAULT_SETTINGS = BCSettings()
+"""The settings of a run given none (the defaults above)."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -306,7 +308,7 @@ def train_bc(
     demos: Demonstrations,
     cfg: TrainConfig,
     out: str | os.PathLike[str],
-    settings: BCSettings = BCSettings(),
+    settings: BCSettings = DEFAULT_SETTINGS,
     *,
     network: NHPolicyNetwork | None = None,
     logdir: str | os.PathLike[str] | None = None,
@@ -526,7 +528,7 @@ def bc_command(
         raise fail(f"-o {out}: a model file must end in {MODEL_SUFFIX} (the fight tools recognise models by it)")
     try:
         cfg = load_config(config, list(overrides))
-        run = BCSettings(**{"seed": cfg.seed, **{k: v for k, v in settings.items() if v is not None}})
+        run = BCSettings.from_options({"seed": cfg.seed, **{k: v for k, v in settings.items() if v is not None}})
         check_engine(engine)
         network = init_network(cfg, init) if init is not None else None  # fresh ones: seeded in train_bc
         started = time.perf_counter()

@@ -51,11 +51,15 @@ other seat, two prescient seats) refuse it with an error that says why.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
+from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import AfterValidator, ConfigDict, Field, Strict, model_validator
+from pydantic.dataclasses import dataclass
 
+from common.validation import Flag, Invalid, Probability, expect
 from envs.nh.contract import (
     NUM_HEADS,
     NUM_LOGITS,
@@ -95,7 +99,26 @@ MAGIC_STYLE_MIN_PREFERENCE_HP = 1.0
 """Blood spells heal (§6.7): below this HP fraction (entry 10) prefer Blood to Ice when not freezing."""
 
 
-@dataclass(frozen=True, slots=True)
+def _identifier(name: str) -> str:
+    if not name.isidentifier():
+        raise Invalid(f"got {name!r}", "a lower-case identifier (the level's name in commands and configs)")
+    return name
+
+
+def _attack_style(style: AttackHead) -> AttackHead:
+    if style == AttackHead.NONE:
+        raise Invalid("got NONE", "MAGIC, RANGED or MELEE")
+    return style
+
+
+Fraction = Annotated[float, Strict(), Field(ge=0, le=2), expect("an HP / level fraction in [0, 2]")]
+"""A threshold compared with an observation's ratio entry (HP, Prayer, Magic: boosted levels go above 1)."""
+Ticks = Annotated[int, Strict(), Field(ge=0, le=10), expect("a whole number of ticks in 0..10")]
+Name = Annotated[str, Strict(), AfterValidator(_identifier)]
+AttackStyle = Annotated[AttackHead, AfterValidator(_attack_style)]
+
+
+@dataclass(frozen=True, slots=True, config=ConfigDict(allow_inf_nan=False))
 class NHSkill:
     """The parameters of one ladder level (see the module docstring for what each rule does).
 
@@ -103,40 +126,40 @@ class NHSkill:
     11); probabilities are per tick (prayer, mistakes) or per attack (off-prayer choice).
     """
 
-    name: str
-    summary: str
+    name: Name
+    summary: Annotated[str, Strict()]
     """One line for help texts."""
-    prayer_accuracy: float
+    prayer_accuracy: Probability
     """Probability that a needed protection switch is made on a given tick."""
-    prayer_delay_ticks: int
+    prayer_delay_ticks: Ticks
     """Prays against the opponent's weapon as seen this many ticks ago (0: the latest observation)."""
-    predict_prayer: bool
+    predict_prayer: Flag
     """Reason about the styles the opponent can use and the prayer it is about to raise."""
-    off_prayer_rate: float
+    off_prayer_rate: Probability
     """Probability that an attack picks a style the target is not protecting against."""
-    fixed_style: AttackHead
+    fixed_style: AttackStyle
     """The style of attacks that do not look at the target's prayer."""
-    attack_lead_ticks: int
+    attack_lead_ticks: Ticks
     """Switch gear (commit to a style) once the own ATTACK remaining is at most this (0: same tick)."""
-    tank_between_attacks: bool
+    tank_between_attacks: Flag
     """Choose no attack while the attack cools down, so §14.2 forces tank gear."""
-    eat_below_hp: float
-    brew_below_hp: float
-    combo_below_hp: float
+    eat_below_hp: Fraction
+    brew_below_hp: Fraction
+    combo_below_hp: Fraction
     """Food, brew and karambwan in one tick below this HP fraction (0: never combo)."""
-    eat_on_cooldown: bool
+    eat_on_cooldown: Flag
     """Routine eating waits for the attack cooldown (see `EAT_MIN_ATTACK_COOLDOWN_TICKS`)."""
-    restore_below_prayer: float
-    restore_below_magic: float
+    restore_below_prayer: Fraction
+    restore_below_magic: Fraction
     """Drink a restore when brews drained Magic below this fraction of base (0: never for Magic)."""
-    boost: bool
-    spec_below_target_hp: float
+    boost: Flag
+    spec_below_target_hp: Fraction
     """Special attack when the target's HP fraction is at most this (0: never)."""
-    freeze: bool
-    step_out: bool
-    vengeance: bool
-    mistake_rate: float
-    prescient: bool = False
+    freeze: Flag
+    step_out: Flag
+    vengeance: Flag
+    mistake_rate: Probability
+    prescient: Flag = False
     """Sees the opponent's action of the tick (an upper bound, not honest play)."""
 
     @property
@@ -150,33 +173,13 @@ class NHSkill:
             or self.prayer_delay_ticks > 0
         )
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _PROBABILITIES and not (isinstance(value, int | float) and 0.0 <= value <= 1.0):
-                raise ValueError(f"NHSkill {self.name!r}: {f.name} must be a probability in [0, 1], got {value!r}")
-            if f.name in _FRACTIONS and not (isinstance(value, int | float) and 0.0 <= value <= 2.0):
-                raise ValueError(f"NHSkill {self.name!r}: {f.name} must be an HP / level fraction in [0, 2], "
-                                 f"got {value!r}")  # fmt: skip
-            if f.name in _TICKS and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10):
-                raise ValueError(f"NHSkill {self.name!r}: {f.name} must be a whole number of ticks in 0..10, "
-                                 f"got {value!r}")  # fmt: skip
-        if self.fixed_style == AttackHead.NONE or self.fixed_style not in tuple(AttackHead):
-            raise ValueError(f"NHSkill {self.name!r}: fixed_style must be MAGIC, RANGED or MELEE, got "
-                             f"{self.fixed_style!r}")  # fmt: skip
-        if not self.name.isidentifier():
-            raise ValueError(f"NHSkill name must be a lower-case identifier, got {self.name!r}")
+    @model_validator(mode="after")
+    def _combo_below_routine_eating(self) -> NHSkill:
         if self.combo_below_hp > self.eat_below_hp:
-            raise ValueError(f"NHSkill {self.name!r}: combo_below_hp ({self.combo_below_hp}) above eat_below_hp "
-                             f"({self.eat_below_hp}); combo eating is the emergency below routine eating")  # fmt: skip
+            raise Invalid(f"combo_below_hp {self.combo_below_hp} is above eat_below_hp {self.eat_below_hp}",
+                          "combo eating as the emergency below routine eating", field="combo_below_hp")  # fmt: skip
+        return self
 
-
-_PROBABILITIES = frozenset({"prayer_accuracy", "off_prayer_rate", "mistake_rate"})
-_FRACTIONS = frozenset(
-    {"eat_below_hp", "brew_below_hp", "combo_below_hp", "restore_below_prayer", "restore_below_magic",
-     "spec_below_target_hp"}
-)  # fmt: skip
-_TICKS = frozenset({"prayer_delay_ticks", "attack_lead_ticks"})
 
 _R, _M, _G = AttackHead.RANGED, AttackHead.MAGIC, AttackHead.MELEE
 

@@ -2,14 +2,17 @@
 
 Two extensions from the same C sources: `envs.nh.core._nhcore`, the production binding (the batch API), and
 `envs.nh.core._nhcore_testing`, the same binding compiled with NH_TESTING plus the differential tests'
-drivers (`nhcore_testing.c`). Both carry the hash of the C sources and generated tables they were built from
-(`NH_SOURCE_HASH`, `envs/nh/core/_sources.py`); importing one whose hash differs from the checkout's fails
-with the command that rebuilds it.
+drivers (`nhcore_testing.c`). The testing one is built only when asked, with OSRS_RLLIB_TESTING_CORE=1
+(`envs/nh/core/_sources.py`; CI and the test suite set it): a user's install has no use for it. Both carry
+the hash of the C sources and generated tables they were built from (`NH_SOURCE_HASH`,
+`envs/nh/core/_sources.py`); importing one whose hash differs from the checkout's fails with the command that
+rebuilds it.
 
 The extensions are `optional`: when the C compiler is missing or fails, `pip install -e .` still succeeds and
 the Python engine (the reference) works alone; the build says so in a warning (pip shows a build backend's
-warnings), and `engine: auto` warns once at first use. CI (`.ci/run`) imports both after the install and sets
-OSRS_RLLIB_REQUIRE_CORE=1, so a core that did not build fails there instead of skipping its tests.
+warnings), and `engine: auto` warns once at first use. CI (`.ci/run`) installs with OSRS_RLLIB_TESTING_CORE=1,
+imports both after the install and sets OSRS_RLLIB_REQUIRE_CORE=1, so a core that did not build fails there
+instead of skipping its tests.
 """
 
 from __future__ import annotations
@@ -120,10 +123,13 @@ def _extension(name: str, sources: list[str], macros: list[tuple[str, str]]) -> 
     )
 
 
-setup(
-    cmdclass={"build_ext": BuildCore},
-    ext_modules=[
-        _extension("envs.nh.core._nhcore", CORE_SOURCES, []),
-        _extension("envs.nh.core._nhcore_testing", TESTING_SOURCES, [("NH_TESTING", "1")]),
-    ],
-)
+def extensions() -> list[Extension]:
+    """The production extension, and the testing one when the environment asks for it (`TESTING_CORE_ENV`)."""
+    found = [_extension("envs.nh.core._nhcore", CORE_SOURCES, [])]
+    if SOURCES.build_testing_core():
+        found.append(_extension("envs.nh.core._nhcore_testing", TESTING_SOURCES, [("NH_TESTING", "1")]))
+    return found
+
+
+if __name__ == "__main__":  # pip's build backend and `python setup.py` run it as the main script; a test loads it
+    setup(cmdclass={"build_ext": BuildCore}, ext_modules=extensions())

@@ -59,8 +59,11 @@ def _missing_core_modules() -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from envs.nh.core import REQUIRE_CORE_ENV
+    from envs.nh.core import REQUIRE_CORE_ENV, TESTING_CORE_ENV
 
+    # The suite's core tests need the testing extension: any build run from here (and the rebuild commands the
+    # messages print) makes it too.
+    os.environ.setdefault(TESTING_CORE_ENV, "1")
     if config.getoption("--require-core"):
         os.environ[REQUIRE_CORE_ENV] = "1"  # read by the core tests' `compiled_core` and by subprocesses
     missing = _missing_core_modules()
@@ -79,10 +82,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def _missing_core_message(missing: list[str]) -> str:
     from envs.nh.core import REQUIRE_CORE_ENV, require_core
+    from envs.nh.core._sources import TESTING_REINSTALL_COMMAND
 
     what = "fail" if require_core() else "are skipped"
+    fallback = " and the envs fall back to the Python engine" if "envs.nh.core._nhcore" in missing else ""
     return (
-        f"the compiled simulator core is not built ({', '.join(missing)}): its tests {what} and the envs fall back "
-        f"to the Python engine. Build it with `pip install -e .` (needs gcc or clang); CI sets {REQUIRE_CORE_ENV}=1 "
-        "(or pass --require-core) so that a missing core fails instead of skipping."
+        f"the compiled simulator core is not built ({', '.join(missing)}): its tests {what}{fallback}. Build both "
+        f"with `{TESTING_REINSTALL_COMMAND}` (needs gcc or clang; without the switch only the production module is "
+        f"built); CI sets {REQUIRE_CORE_ENV}=1 (or pass --require-core) so that a missing core fails instead of "
+        "skipping."
     )

@@ -4,9 +4,10 @@ The Python engine in `envs/nh/` is the reference: the readable statement of the 
 `envs/nh/core/src/` reproduces it bit for bit, checked by the differential tests (`tests/envs/test_core_*.py`);
 `docs/compiled-core.md` holds the design.
 
-`pip install -e .` builds two extensions from the same sources (`setup.py`, optional: a failed compile leaves
-the Python engine working): `_nhcore`, the production binding that the engines use (`load_core`), and
-`_nhcore_testing`, the same plus the differential tests' drivers (`load_testing_core`). Each refuses to load
+`pip install -e .` builds the production extension (`setup.py`, optional: a failed compile leaves the Python
+engine working): `_nhcore`, the binding that the engines use (`load_core`). With `OSRS_RLLIB_TESTING_CORE=1`
+(CI and the test suite set it) it also builds `_nhcore_testing` from the same sources, the same binding plus the
+differential tests' drivers (`load_testing_core`). Each refuses to load
 when the checkout's C sources are not those it was built from (`StaleCoreError`, with the command that
 rebuilds it), so a pull that changes the rules cannot keep running the old ones.
 
@@ -22,7 +23,14 @@ from types import ModuleType
 from typing import Any
 
 from envs.nh.core import mirrors
-from envs.nh.core._sources import REINSTALL_COMMAND, REQUIRE_CORE_ENV, StaleCoreError, require_core
+from envs.nh.core._sources import (
+    REINSTALL_COMMAND,
+    REQUIRE_CORE_ENV,
+    TESTING_CORE_ENV,
+    StaleCoreError,
+    rebuild_command,
+    require_core,
+)
 from envs.nh.loadouts import Build, choose_build
 from envs.nh.params import OPPONENT_AGENT, FightParams
 from envs.nh.state import FightMode
@@ -30,6 +38,7 @@ from envs.nh.state import FightMode
 __all__ = [
     "BUILD_HINT",
     "REQUIRE_CORE_ENV",
+    "TESTING_CORE_ENV",
     "StaleCoreError",
     "load_core",
     "load_testing_core",
@@ -39,6 +48,7 @@ __all__ = [
 ]
 
 BUILD_HINT = f"build it with `{REINSTALL_COMMAND}` (needs a C compiler: gcc or clang)"
+"""How to build the production extension, for the messages of a missing core."""
 
 
 def _load(name: str) -> ModuleType:
@@ -47,7 +57,11 @@ def _load(name: str) -> ModuleType:
     except StaleCoreError:
         raise  # built, but from other sources: the message says how to rebuild
     except ImportError as exc:
-        raise ImportError(f"the compiled simulator core envs.nh.core.{name} is not built: {BUILD_HINT}") from exc
+        how = BUILD_HINT if name == "_nhcore" else (
+            f"the testing build is made only when asked: build it with `{rebuild_command(name)}` (needs a C "
+            "compiler: gcc or clang)"
+        )  # fmt: skip
+        raise ImportError(f"the compiled simulator core envs.nh.core.{name} is not built: {how}") from exc
     return module
 
 

@@ -20,6 +20,11 @@ REINSTALL_COMMAND = "pip install -e ."
 REQUIRE_CORE_ENV = "OSRS_RLLIB_REQUIRE_CORE"
 """Set to 1 (CI does; `pytest --require-core` does) to make a missing compiled core an error, not a skip or
 a silent fall back to the Python engine."""
+TESTING_CORE_ENV = "OSRS_RLLIB_TESTING_CORE"
+"""Set to 1 when installing to build the testing extension `_nhcore_testing` too (the differential tests'
+drivers, about 0.8 MB): CI and the test suite set it; a user's install builds the production `_nhcore` only."""
+TESTING_REINSTALL_COMMAND = f"{TESTING_CORE_ENV}=1 {REINSTALL_COMMAND}"
+"""The install command that builds the testing extension as well."""
 
 
 class StaleCoreError(ImportError):
@@ -40,6 +45,20 @@ def source_hash(src_dir: Path = SRC_DIR) -> str:
     return digest.hexdigest()
 
 
+def _switch_on(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def build_testing_core() -> bool:
+    """Whether this build compiles the testing extension too (`TESTING_CORE_ENV`)."""
+    return _switch_on(TESTING_CORE_ENV)
+
+
+def rebuild_command(module: str) -> str:
+    """The command that rebuilds `module`: the testing extension is only built when asked for."""
+    return TESTING_REINSTALL_COMMAND if module.endswith("_testing") else REINSTALL_COMMAND
+
+
 def check_build(built_hash: str, module: str) -> None:
     """Raise `StaleCoreError` when the checkout's sources differ from those `module` was built from.
 
@@ -53,11 +72,11 @@ def check_build(built_hash: str, module: str) -> None:
         raise StaleCoreError(
             f"the compiled simulator core {module} is stale: it was built from other C sources than "
             f"{SRC_DIR} holds now (built {built_hash[:12]}, sources {current[:12]}), so it would run other "
-            f"rules than this checkout. Rebuild it: `{REINSTALL_COMMAND}` in the repository root "
-            "(or, faster, `python setup.py build_ext --inplace`)."
+            f"rules than this checkout. Rebuild it: `{rebuild_command(module)}` in the repository root "
+            "(or, faster, `python setup.py build_ext --inplace` with the same environment)."
         )
 
 
 def require_core() -> bool:
     """Whether a missing compiled core must be an error here (`REQUIRE_CORE_ENV`)."""
-    return os.environ.get(REQUIRE_CORE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    return _switch_on(REQUIRE_CORE_ENV)

@@ -1,8 +1,8 @@
 """Many fights at once outside RLlib: `parallel` engines step in lockstep and each seat's player acts for all
 live fights in one call, so a policy network runs one forward pass per tick instead of one per fight.
 
-Evaluation during training (`osrs_rllib/evaluation.py`) and the tournament of `osrs-rllib rate`
-(`osrs_rllib/rate.py`) are both this loop with different players and bookkeeping.
+Evaluation (`osrs_rllib/evaluation.py`) and the tournament of `osrs-rllib rate` (`osrs_rllib/rate.py`) drive
+this loop through `osrs_rllib.match.play_match`, the one way to play two sides over builds and seats.
 
 `osrs-rllib fight` (`osrs_rllib/fight.py`) is this loop too, with a seat per side and an `on_act` hook for its
 replay recording.

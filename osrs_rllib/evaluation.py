@@ -1,4 +1,5 @@
-"""Evaluation fights of a policy against the baseline and the ladder, batched across parallel fights.
+"""Evaluation fights of a policy against the baseline and the ladder (`evaluate`) or a frozen model
+(`evaluate_vs_model`), batched across parallel fights and played by `osrs_rllib.match.play_match`.
 
 Used by training (every `evaluation.interval` iterations, outside RLlib's sampling loop so that
 evaluation games never enter a training batch) and by tools that rate model files. A policy here is any
@@ -22,27 +23,24 @@ spawns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from envs.nh.contract import frame_offsets
-from envs.nh.core_engine import AnyEngine
-from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
-from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
+from envs.nh.params import OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
-from osrs_rllib.episode_metrics import EpisodeMetrics
-from osrs_rllib.stratified_fights import SplitTally, Tally, spread, trained_builds
+from osrs_rllib.batched_fights import LadderSeat, seat_seed
+from osrs_rllib.match import ActFn, FightRecord, PolicySide, SideFactory, alternating_seats, play_match, result_row
+from osrs_rllib.stratified_fights import spread, trained_builds
 from policies.fight_rules import FightRules
 
 logger = logging.getLogger(__name__)
 
-ActFn = Callable[[np.ndarray, np.ndarray, bool], np.ndarray]
-"""(observations (B, D) float32, masks (B, 45) bool, deterministic) → actions (B, 12) int64."""
 DEFAULT_PARALLEL_FIGHTS = 32
 
 
@@ -96,6 +94,14 @@ def _scripted_seed(fight_seed: int) -> int:
     return seat_seed(fight_seed, 1)
 
 
+def _scripted_side(opponent: str) -> SideFactory | None:
+    """A scripted opponent for seat 1: the in-simulator baseline (None), or a rung with one bot per fight seeded
+    as `osrs-rllib fight` seeds seat 1's."""
+    if opponent == OPPONENT_BASELINE:
+        return None
+    return lambda _seat: LadderSeat(opponent, _scripted_seed)
+
+
 def evaluate(
     act: ActFn,
     opponents: Sequence[str],
@@ -126,91 +132,74 @@ def evaluate(
     trained = tuple(builds) if builds else trained_builds(base)
     unseen = tuple(b for b in unseen_builds if b not in trained)
     plan = spread(base, fights * (len(trained) + len(unseen)), (*trained, *unseen))
-    results = []
     for opponent in opponents:
         if opponent != OPPONENT_BASELINE and opponent not in LADDER:
             raise ValueError(f"unknown evaluation opponent {opponent!r}; valid choices: {['baseline', *LADDER]}")
-        results.append(
-            _evaluate_one(
-                act, opponent, plan, trained, unseen, deterministic, seed, frame_stack,
-                max(1, min(parallel, len(plan))), engine, rules,
-            )
-        )
+    mode = "deterministic" if deterministic else "stochastic"
+    policy = PolicySide(act, deterministic, frame_stack)
+    seeds = [seed + k for k in range(len(plan))]
+    results = []
+    for opponent in opponents:
+        records = play_match(
+            policy, _scripted_side(opponent), plan, seeds, [0] * len(plan),
+            parallel=parallel, engine=engine, kind=opponent,
+        )  # fmt: skip
+        row = result_row(records, opponent=opponent, mode=mode, trained=trained, unseen=unseen, extra={"rules": rules})
+        results.append(EvalResult(**row))
     return results
 
 
-def _evaluate_one(
+def evaluate_vs_model(
     act: ActFn,
-    opponent: str,
-    plan: Sequence[FightParams],
-    trained: Sequence[Build],
-    unseen: Sequence[Build],
-    deterministic: bool,
-    seed: int,
-    frame_stack: int | Sequence[int],
-    parallel: int,
-    engine: str,
-    rules: dict[str, Any],
-) -> EvalResult:
-    scripted = opponent != OPPONENT_BASELINE
-    seat_options = {
-        "opponent": OPPONENT_AGENT if scripted else OPPONENT_BASELINE,
-        "include_opponent_observation": False,
-    }
-    params = [FightParams.from_options(seat_options, p) for p in plan]
-    ladder = LadderSeat(opponent, _scripted_seed) if scripted else None
-    metrics: dict[int, EpisodeMetrics] = {}
-    split = SplitTally()
-    trained_names = {b.value for b in trained}
-    ticks = dealt = received = 0.0
+    model: Any | Mapping[str, Any],
+    fights_per_build: int,
+    *,
+    params: Mapping[str, Any],
+    deterministic: bool = True,
+    seed: int = 0,
+    frame_stack: int | Sequence[int] = 1,
+    opponent: str = "model",
+    parallel: int = DEFAULT_PARALLEL_FIGHTS,
+    engine: str = "auto",
+    model_deterministic: bool = True,
+) -> dict[str, Any]:
+    """`fights_per_build` fights per trained build between the policy `act` and `model` (a `ModelFile`, or a
+    per-fight mixture: a mapping of member names to model files), from both seats.
 
-    def on_start(fight: int, engine: AnyEngine) -> None:
-        metrics[fight] = EpisodeMetrics()
-        metrics[fight].reset(engine, opponent)
+    `model` plays greedy, or with `model_deterministic` false samples its actions as `osrs-rllib fight` does
+    (`ModelSide`: noise drawn per fight and seat), so its draws do not depend on which fights share a batch.
+    A mixture's every member plays the same fights, which are pooled: the headline is the win rate against a
+    uniform per-fight draw of a member, stratified by member (``by_member`` keeps each one's).
 
-    def on_step(fight: int, engine: AnyEngine, step: EngineStep) -> None:
-        nonlocal ticks, dealt, received
-        metrics[fight].record(step)
-        if step.terminated or step.truncated:
-            summary = metrics.pop(fight).summary()
-            info = engine.info(0)
-            split.add(info["build"], info["fight_mode"], step.outcomes[0])
-            if info["build"] in trained_names:
-                ticks += summary["fight_ticks"]
-                dealt += summary["damage_dealt"]
-                received += summary["damage_received"]
-            if ladder is not None:
-                ladder.forget(seed + fight)
+    Fights are spread over builds and fight types two at a time (`spread(..., repeat=2)`): fight k seats the
+    policy in seat ``k % 2``, so every build and fight type is played equally from both seats, and fight k
+    uses simulator seed ``seed + k`` (the same fights at every evaluation). Returns an `EvalResult` row (the
+    policy's view, without ``rules``) with ``model_mode`` and ``by_seat``. `engine` picks the simulator
+    (`make_engine`: ``auto``, ``core``, ``python``); the fights are the same on both.
 
-    play_fights(
-        params,
-        [seed + k for k in range(len(plan))],
-        Seat(lambda obs, masks, seeds: act(obs, masks, deterministic), frame_stack),
-        ladder.seat() if ladder is not None else None,
-        parallel=parallel,
-        on_start=on_start,
-        on_step=on_step,
-        engine=engine,
-    )
-    headline: Tally = split.pooled(trained)
-    n = max(1, headline.fights)
-    low, high = headline.interval
-    return EvalResult(
+    Raises:
+        ValueError: `fights_per_build` below 1.
+    """
+    from osrs_rllib.fight import ModelSide
+
+    if fights_per_build < 1:
+        raise ValueError(f"fights_per_build must be at least 1, got {fights_per_build}")
+    base = FightParams.from_options({k: v for k, v in params.items() if k != "include_opponent_observation"})
+    builds = trained_builds(base)
+    plan = spread(base, fights_per_build * len(builds), builds, repeat=2)
+    members: Mapping[str, Any] = model if isinstance(model, Mapping) else {opponent: model}
+    policy = PolicySide(act, deterministic, frame_stack)
+    seeds, seats = [seed + k for k in range(len(plan))], alternating_seats(len(plan))
+    by_member: dict[str, list[FightRecord]] = {}
+    for name, member in members.items():
+        side = partial(ModelSide, member, deterministic=model_deterministic)
+        by_member[name] = play_match(policy, side, plan, seeds, seats, parallel=parallel, engine=engine, kind=opponent)
+    return result_row(
+        [r for records in by_member.values() for r in records],
         opponent=opponent,
         mode="deterministic" if deterministic else "stochastic",
-        fights=headline.fights,
-        wins=headline.wins,
-        losses=headline.losses,
-        ties=headline.ties,
-        win_rate=headline.win_rate,
-        win_rate_low=low,
-        win_rate_high=high,
-        mean_fight_ticks=ticks / n,
-        mean_damage_dealt=dealt / n,
-        mean_damage_received=received / n,
-        builds=[b.value for b in trained],
-        unseen_builds=[b.value for b in unseen],
-        by_build={k: v.to_dict() for k, v in split.by_build.items()},
-        by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
-        rules=rules,
+        trained=builds,
+        extra={"model_mode": "deterministic" if model_deterministic else "stochastic"},
+        by_seat=True,
+        by_member=by_member if len(members) > 1 else None,
     )

@@ -45,7 +45,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,20 +215,80 @@ class Experiment:
         return self.config_path.exists() or self.checkpoints_dir.exists()
 
     # -- lifecycle -----------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        root: str | os.PathLike[str],
+        name: str,
+        *,
+        resume: bool = False,
+        force: bool = False,
+        check_saved: Callable[[Experiment], None] | None = None,
+    ) -> Experiment:
+        """The experiment a long run (``train``, ``exploit``) is about to start, resume or start over, checked
+        before anything is written: the one place that decides what --resume and --force may do, and says why not.
+
+        A new run may take a name whose experiment holds no complete checkpoint (it failed in its first seconds:
+        nothing to lose); one with a checkpoint needs `force`. A resume needs the experiment's saved config and a
+        complete checkpoint. Neither may touch an experiment another live process is training.
+
+        `check_saved` is called on a resume once the saved config is there, before the other checks: the run
+        reads that config back and checks that its own arguments fit it.
+
+        Raises:
+            ExperimentError: `resume` with `force`, nothing to resume, an experiment in the way without `force`,
+                or a live run of it (the message says what to do); and whatever `check_saved` raises.
+        """
+        if resume and force:
+            raise ExperimentError("--resume and --force contradict each other: pick one")
+        exp = cls(root, name)
+        if resume:
+            if not exp.config_path.exists():
+                raise ExperimentError(f"experiment {name!r} not found at {exp.dir}: nothing to resume")
+            if check_saved is not None:
+                check_saved(exp)
+            exp.ensure_not_running()
+            if exp.latest_checkpoint() is None:
+                raise ExperimentError(
+                    f"experiment {name!r} has no complete checkpoint yet: start it again without --resume "
+                    "(nothing is lost: a run without a checkpoint needs no --force)"
+                )
+        elif exp.exists():
+            exp._ensure_replaceable(force)
+        return exp
+
+    def _ensure_replaceable(self, force: bool) -> None:
+        if not force and self.latest_checkpoint() is not None:
+            raise ExperimentError(
+                f"experiment {self.name!r} already exists at {self.dir}; use --resume to continue it or --force "
+                "to start over (deleting its checkpoints)"
+            )
+        self.ensure_not_running()
+
+    def detach(
+        self, argv: Sequence[str], *, command: str, resume: bool, doing: str, echo: Callable[[str], None]
+    ) -> int:
+        """Run ``osrs-rllib <command> <argv>`` (without ``--detach``) in the background on this experiment and say
+        where to follow it; returns the child's pid. A new run over an existing experiment that `open` let
+        through gets ``--force``, so the child does not stop at the check its parent passed."""
+        from common.processes import start_cli_detached
+
+        args = list(argv)
+        if not resume and "--force" not in args and self.exists():
+            args.append("--force")
+        pid = start_cli_detached(command, args, self.log_path)
+        self.write_run(state="starting", pid=pid, detached=True, started_unix=time.time())
+        echo(f"{doing} in the background (pid {pid}); log: {self.log_path}")
+        echo(f"follow it with `osrs-rllib jobs`, stop it with `osrs-rllib stop {self.name}`")
+        return pid
+
     def prepare_new(self, force: bool, keep: tuple[str, ...] = ()) -> None:
-        """Create a fresh experiment directory; an existing one needs `force` (and must not be running) once it
-        holds a complete checkpoint. A run that never got that far (it failed in its first seconds) has nothing
-        to lose, so its name is free again without `force`.
+        """Create a fresh experiment directory; an existing one is cleared under the rules of `open`.
 
         `keep` names top-level files to spare (a detached run's ``train.log`` is opened before this runs).
         """
         if self.exists():
-            if not force and self.latest_checkpoint() is not None:
-                raise ExperimentError(
-                    f"experiment {self.name!r} already exists at {self.dir}; use --resume to continue it or "
-                    "--force to start over (its checkpoints will be deleted)"
-                )
-            self.ensure_not_running()
+            self._ensure_replaceable(force)
             for child in self.dir.iterdir():
                 if child.name in keep:
                     continue

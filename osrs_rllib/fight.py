@@ -300,30 +300,23 @@ def run_fights(
         ValueError: Bad side names or options (see `plan_matchup`), n < 1, seed < 0 or an unknown engine.
     """
     check_engine(engine)
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    from osrs_rllib.stratified_fights import SplitTally, spread
+    if n < 1 or seed < 0:
+        raise ValueError(f"n must be at least 1, got {n}" if n < 1 else f"seed must be >= 0, got {seed}")
+    from osrs_rllib.stratified_fights import spread
 
     m = plan_matchup(a, b, options, model_sampling)
     plan = spread(m.params, n, builds) if builds else [m.params] * n
     players = [None if f is None else f(seat) for seat, f in enumerate(m.seats)]
     side_a = 1 if m.swapped else 0
-    recording = None
-    if record is not None:
-        from osrs_rllib.replay.recording import FightsRecording
-
-        seated = (b, a) if m.swapped else (a, b)
-        recording = FightsRecording(record, seated, ("b", "a") if m.swapped else ("a", "b"), players)
+    recording = None if record is None else _recording(record, m, players)
+    if recording is not None:
         plan = recording.params(plan)
         parallel = 1  # one recorder, one fight at a time
     logger.info("fighting %s vs %s: n=%d seed=%d params=%s", a, b, n, seed, m.params)
 
     outcomes: list[Outcome | None] = [None] * n
     """Each fight's outcome from A's view, then tallied in fight order (fights may end in any order)."""
-    truncated = [False] * n
-    lengths = [0] * n
+    truncated, lengths = [False] * n, [0] * n
     splits: list[tuple[Any, Any]] = [(None, None)] * n
     damage = [0, 0]  # dealt, received
     pending: dict[int, tuple[list[Any], Any]] = {}
@@ -375,6 +368,44 @@ def run_fights(
         engine=engine,
     )
 
+    summary = _summarise(a, b, seed, options, outcomes, truncated, lengths, splits, damage, m.rules, model_sampling)
+    logger.info(
+        "%s vs %s: %d-%d-%d (win rate %.3f)",
+        a,
+        b,
+        summary.wins,
+        summary.losses,
+        summary.ties,
+        summary.win_rate,
+    )
+    return summary
+
+
+def _recording(record: str | os.PathLike[str], m: Matchup, players: Sequence[Any]) -> Any:
+    """The replay recorder of `run_fights` (`osrs_rllib.replay.recording`), with the sides as seated."""
+    from osrs_rllib.replay.recording import FightsRecording
+
+    seated = (m.b, m.a) if m.swapped else (m.a, m.b)
+    return FightsRecording(record, seated, ("b", "a") if m.swapped else ("a", "b"), players)
+
+
+def _summarise(
+    a: str,
+    b: str,
+    seed: int,
+    options: Mapping[str, Any] | None,
+    outcomes: Sequence[Outcome | None],
+    truncated: Sequence[bool],
+    lengths: Sequence[int],
+    splits: Sequence[tuple[Any, Any]],
+    damage: Sequence[float],
+    rules: FightRules,
+    model_sampling: bool,
+) -> FightSummary:
+    """The `FightSummary` of fights tallied in fight order (side A's view)."""
+    from osrs_rllib.stratified_fights import SplitTally
+
+    n = len(outcomes)
     split = SplitTally()
     counts = {Outcome.WON: 0, Outcome.LOST: 0, Outcome.TIED: 0}
     for outcome, (build, mode) in zip(outcomes, splits, strict=True):
@@ -385,7 +416,7 @@ def run_fights(
     dealt_total, received_total = damage
 
     wins = counts[Outcome.WON]
-    summary = FightSummary(
+    return FightSummary(
         a=a,
         b=b,
         n=n,
@@ -403,16 +434,6 @@ def run_fights(
         options=dict(options or {}),
         by_build={k: v.to_dict() for k, v in split.by_build.items()},
         by_fight_type={k: v.to_dict() for k, v in split.by_fight_type.items()},
-        rules=m.rules,
+        rules=rules,
         model_sampling=model_sampling,
     )
-    logger.info(
-        "%s vs %s: %d-%d-%d (win rate %.3f)",
-        a,
-        b,
-        summary.wins,
-        summary.losses,
-        summary.ties,
-        summary.win_rate,
-    )
-    return summary

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.processes import start_cli_detached
 from osrs_rllib.experiment import Experiment, list_experiments
 
 
@@ -70,14 +68,6 @@ def job_of(exp: Experiment) -> Job:
 
 def list_jobs(root: str | os.PathLike[str]) -> list[Job]:
     return [job_of(e) for e in list_experiments(root)]
-
-
-def start_detached(exp: Experiment, argv: Sequence[str], command: str = "train") -> int:
-    """Start ``osrs-rllib <command>`` (``train`` or ``exploit``) with `argv` (without ``--detach``) in the
-    background; returns its pid."""
-    pid = start_cli_detached(command, argv, exp.log_path)
-    exp.write_run(state="starting", pid=pid, detached=True, started_unix=time.time())
-    return pid
 
 
 def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:

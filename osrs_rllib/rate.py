@@ -5,8 +5,8 @@ Players are model files (``*.nhmodel``; an experiment directory contributes the 
 checkpoint), ladder rungs and the in-simulator ``baseline``. Every pair plays `fights` fights, seats
 alternating (the baseline always sits in seat 1: the simulator's bot can sit nowhere else), with seeds
 ``seed + k`` so that every pair meets the same builds and spawns. Fights of a pair run `parallel` at a time
-in lockstep (`osrs_rllib/batched_fights.py`) and each model acts for all of its seats in one forward pass,
-outside RLlib's sampling loop. Ladder rungs get fresh bots for every fight, so a pair's results do not
+in lockstep (`osrs_rllib.match.play_match`, as evaluation's do) and each model acts for all of its seats in one
+forward pass, outside RLlib's sampling loop. Ladder rungs get fresh bots for every fight, so a pair's results do not
 depend on which pairs were played before it.
 
 The prescient rung (an upper bound that must see its opponent's action of the tick) cannot meet the baseline,
@@ -28,17 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from envs.nh.core_engine import AnyEngine
-from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
-from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
+from envs.nh.params import FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER, needs_opponent_action
 from league.players import GameResult
 from league.players import Outcome as LeagueOutcome
 from league.ratings import RatingRow, ratings_table
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.batched_fights import LadderSeat, Seat
 from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
+from osrs_rllib.match import SideFactory, play_match
 from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
@@ -164,60 +163,37 @@ def play_pair(
             f"{a.name} and {b.name} cannot fight: a prescient rung must see its opponent's action of the tick, "
             "which the in-simulator baseline (or another prescient rung) cannot give first"
         )
-    results: list[GameResult] = []
-    jobs = []
-    for k in range(fights):
-        first, second = (a, b) if k % 2 == 0 else (b, a)
-        if first.name == BASELINE:
-            first, second = second, first
-        jobs.append((k, first, second))
-    by_seating: dict[tuple[str, str], list[int]] = {}
-    for k, first, second in jobs:
-        by_seating.setdefault((first.name, second.name), []).append(k)
-    players = {a.name: a, b.name: b}
-    for (n0, n1), ks in by_seating.items():
-        results += _play_seated(
-            players[n0], players[n1], ks, [per_fight[k] for k in ks], seed, parallel, builds_out, engine
-        )
-    return results
+    # seats alternate, A first; the baseline can sit in seat 1 only, so against it seats never alternate
+    seats = [1 if a.name == BASELINE else 0 if b.name == BASELINE else k % 2 for k in range(fights)]
+    records = play_match(
+        _side(a), _side(b), per_fight, [seed + k for k in range(fights)], seats, parallel=parallel, engine=engine
+    )
+    if builds_out is not None:
+        builds_out += [r.build for r in records]
+    seated = {0: (a.name, b.name), 1: (b.name, a.name)}
+    return [GameResult(*seated[r.seat], _TO_LEAGUE[r.outcomes[0] or Outcome.TIED]) for r in records]
 
 
-def _play_seated(
-    p0: Player,
-    p1: Player,
-    ks: list[int],
-    params: list[FightParams],
-    seed: int,
-    parallel: int,
-    builds_out: list[str] | None,
-    engine: str,
-) -> list[GameResult]:
-    in_sim = p1.name == BASELINE
-    seat_options = {"opponent": OPPONENT_BASELINE if in_sim else OPPONENT_AGENT, "include_opponent_observation": False}
-    fp = [FightParams.from_options(seat_options, p) for p in params]
-    seeds = [seed + k for k in ks]
-    ladders: list[LadderSeat] = []
+def _side(player: Player) -> SideFactory | None:
+    """A player as `play_match` seats it: None for the in-simulator baseline."""
+    if player.name == BASELINE:
+        return None
+    if isinstance(player, LadderPlayer):
+        return player.seat
+    return lambda _seat: _PlayerSide(player)
 
-    def seat_of(player: Player, seat: int) -> Seat:
-        if isinstance(player, LadderPlayer):
-            ladder = player.seat(seat)
-            ladders.append(ladder)
-            return ladder.seat(player.frame_stack)
-        return Seat(lambda obs, masks, fight_seeds: player.act(obs, masks, fight_seeds), player.frame_stack)
 
-    results: list[GameResult] = []
+class _PlayerSide:
+    """A model (or any acting) player in a seat: it acts for every live fight, with no per-fight state."""
 
-    def on_step(fight: int, fight_engine: AnyEngine, step: EngineStep) -> None:
-        if step.terminated or step.truncated:
-            results.append(GameResult(p0.name, p1.name, _TO_LEAGUE[step.outcomes[0] or Outcome.TIED]))
-            if builds_out is not None:
-                builds_out.append(fight_engine.build.value)
-            for ladder in ladders:
-                ladder.forget(seeds[fight])
+    def __init__(self, player: Player) -> None:
+        self.player = player
 
-    seat1 = None if in_sim else seat_of(p1, 1)
-    play_fights(fp, seeds, seat_of(p0, 0), seat1, parallel=parallel, on_step=on_step, engine=engine)
-    return results
+    def seat(self) -> Seat:
+        return Seat(lambda obs, masks, fight_seeds: self.player.act(obs, masks, fight_seeds), self.player.frame_stack)
+
+    def forget(self, fight_seed: int) -> None:
+        return None
 
 
 def tournament(
@@ -263,7 +239,6 @@ def tournament(
                     cell[1] += 1
     interleaved = [g for round_ in itertools.zip_longest(*per_pair) for g in round_ if g is not None]
     return ratings_table(interleaved), interleaved
-
 
 
 def save_table(

@@ -50,9 +50,18 @@ def run_train(
 
     try:
         cfg = load_config(config, list(overrides))
-        exp = Experiment.open(cfg.experiments_dir, cfg.name, resume=resume, force=force)
+        saved = []  # a resume's own config, read back before the experiment's state is checked
+        exp = Experiment.open(
+            cfg.experiments_dir,
+            cfg.name,
+            resume=resume,
+            force=force,
+            check_saved=lambda e: saved.append(
+                load_config(e.config_path, [o for o in overrides if not o.startswith("name=")])
+            ),
+        )
         if resume:
-            cfg = load_config(exp.config_path, [o for o in overrides if not o.startswith("name=")])
+            cfg = saved[0]
         else:
             load_init(cfg)  # a model file of another shape: one line, before anything is written
     except (ConfigError, WarmStartError, ExperimentError) as exc:

@@ -290,7 +290,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                 t[j] += c
             per_player.append(counts)
         if job.record:
-            _tick_rows(k, job.seed + k, engine.tick, state, per_player, tick_rows, len(acting))
+            _tick_rows(rec, k, job.seed + k, engine.tick, state, per_player, tick_rows, len(acting))
         done = step.terminated or step.truncated
         if job.replay_dir is not None:
             keys = [(k, seat) for seat in (0, 1)]
@@ -305,40 +305,48 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         if done:
             fight_rows.append(_fight_row(k, job.seed + k, engine, step, tally, names))
             del readers[k], totals[k]
-            for seat, act in enumerate(acting):
-                act.forget(job.seed + k)
-                for d in (rec.actions, rec.values, rec.win_probs, rec.obs, rec.masks, rec.critic_in, rec.critic_stacks):
-                    d.pop((k, seat), None)
+            _forget(rec, acting, k, job.seed + k)
         else:
             observe(k, engine)
-
-    def _tick_rows(
-        k: int,
-        fight_seed: int,
-        tick: int,
-        state: Sequence[PlayerLike],
-        per_player: list[list[int]],
-        out: list[dict[str, Any]],
-        n: int,
-    ) -> None:
-        for i in (0, 1):
-            row: dict[str, Any] = {"fight": k, "seed": fight_seed, "tick": tick, "player": SIDES[i]}
-            row.update(_state_row(state[i]))
-            row.update(zip(_COUNTS, per_player[i], strict=True))
-            key = (k, i)
-            actions = rec.actions.get(key) if i < n else None
-            for h, col in enumerate(ACTION_COLUMNS):
-                row[col] = int(actions[h]) if actions is not None else -1
-            row["value"] = rec.values.get(key, math.nan) if i < n else math.nan
-            row["win_prob"] = rec.win_probs.get(key, math.nan) if i < n else math.nan
-            row["obs"] = rec.obs.get(key) if i < n else None
-            row["mask"] = rec.masks.get(key) if i < n else None
-            out.append(row)
 
     play_fights(
         params, seeds, seat0, seat1, parallel=job.parallel, on_start=on_start, on_step=on_step, engine=job.engine
     )
     return fight_rows, tick_rows
+
+
+def _tick_rows(
+    rec: _Recorder,
+    k: int,
+    fight_seed: int,
+    tick: int,
+    state: Sequence[PlayerLike],
+    per_player: list[list[int]],
+    out: list[dict[str, Any]],
+    n: int,
+) -> None:
+    """The tick's row of each player: its state, event counts, and what the acting seats chose and saw."""
+    for i in (0, 1):
+        row: dict[str, Any] = {"fight": k, "seed": fight_seed, "tick": tick, "player": SIDES[i]}
+        row.update(_state_row(state[i]))
+        row.update(zip(_COUNTS, per_player[i], strict=True))
+        key = (k, i)
+        actions = rec.actions.get(key) if i < n else None
+        for h, col in enumerate(ACTION_COLUMNS):
+            row[col] = int(actions[h]) if actions is not None else -1
+        row["value"] = rec.values.get(key, math.nan) if i < n else math.nan
+        row["win_prob"] = rec.win_probs.get(key, math.nan) if i < n else math.nan
+        row["obs"] = rec.obs.get(key) if i < n else None
+        row["mask"] = rec.masks.get(key) if i < n else None
+        out.append(row)
+
+
+def _forget(rec: _Recorder, acting: Sequence[Any], k: int, fight_seed: int) -> None:
+    """Drop an ended fight's per-seat state (the players' and the recorder's)."""
+    for seat, act in enumerate(acting):
+        act.forget(fight_seed)
+        for d in (rec.actions, rec.values, rec.win_probs, rec.obs, rec.masks, rec.critic_in, rec.critic_stacks):
+            d.pop((k, seat), None)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -20,10 +20,9 @@ import torch
 from typer.testing import CliRunner
 
 import osrs_rllib.analysis.fights as analysis_fights
-import osrs_rllib.exploit as exploit_mod
 import osrs_rllib.fight as fight_mod
+import osrs_rllib.match as match_mod
 import osrs_rllib.outcome as outcome_mod
-import osrs_rllib.rate as rate_mod
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
@@ -33,7 +32,7 @@ from osrs_rllib import batched_fights
 from osrs_rllib.analysis.fights import play
 from osrs_rllib.analysis.policies import AnalysisError
 from osrs_rllib.cli import app
-from osrs_rllib.exploit import evaluate_vs_model
+from osrs_rllib.evaluation import evaluate_vs_model
 from osrs_rllib.fight import run_fights
 from osrs_rllib.outcome import collect
 from osrs_rllib.rate import resolve_players, tournament
@@ -148,7 +147,7 @@ def test_fight_cli_engine_flag_reaches_the_engine(monkeypatch: pytest.MonkeyPatc
 # ---- rate -------------------------------------------------------------------------------------------------
 @needs_core
 def test_rate_table_is_the_same_on_both_engines(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, rate_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # rate plays through play_match
     players = resolve_players(["random", "tribrid", "baseline", str(tiny)], with_ladder=False)
     results = {}
     for engine in ("core", "python"):
@@ -167,7 +166,7 @@ def test_rate_table_is_the_same_on_both_engines(tiny: Path, monkeypatch: pytest.
 
 @needs_core
 def test_rate_cli_engine_flag_reaches_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, rate_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # rate plays through play_match
     runner = CliRunner()
     tables = {}
     for engine, expected in (("python", NHEngine), ("core", CoreEngine)):
@@ -203,7 +202,7 @@ def test_outcome_collect_is_the_same_on_both_engines(tiny: Path, monkeypatch: py
 
 @needs_core
 def test_exploit_evaluation_is_the_same_on_both_engines(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, exploit_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # so does evaluate_vs_model
     model = load_model_file(tiny)
 
     def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:

@@ -86,6 +86,22 @@ def test_train_throughput_on_the_smoke_config() -> None:
     assert report["iterations"][0]["env_steps"] > 0
 
 
+def test_train_throughput_whole_run_on_the_smoke_config() -> None:
+    """``--whole-run``: a real run (one iteration of 256 steps, evaluated) and its time account as the last line."""
+    settings = ["ppo.train_batch_size=256", "evaluation.interval=1", "evaluation.fights=1"]
+    sets = [arg for setting in settings for arg in ("--set", setting)]
+    proc = _run("train_throughput.py", "--whole-run", "--minutes", "0.01", "--config", "configs/smoke.yml", *sets,
+                "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["iterations"] == 1 and report["env_steps"] == 256
+    assert report["whole_run_env_steps_per_s"] > 0 and report["between_evaluations_env_steps_per_s"] > 0
+    parts = report["time_account_s"]
+    assert parts["evaluation"] > 0 and parts["checkpoint"] > 0
+    assert sum(parts.values()) == pytest.approx(report["wall_s"], rel=0.05)
+    assert "where the time went" in proc.stdout
+
+
 def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
     proc = _run(
         "learning_curve.py",

@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from common.stops import StartAborted, abort_on_signal
@@ -116,6 +117,42 @@ def _agent_ports_given(ports: dict[str, int]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _raylet_told_listen_port() -> Iterator[None]:
+    """Give the raylet the dashboard agent's HTTP port on its own command line.
+
+    Ray gives that port to the agent (``--listen-port``) but not to the raylet, whose
+    ``--dashboard_agent_listen_port`` flag then stays 0, so it waits for the agent's port file all the same
+    (15 s, then SIGABRT) even when the port was chosen in advance. The raylet's command is completed from the
+    agent command it carries, as ``ray._private.services.start_raylet`` hands it to ``start_ray_process``.
+    `tests/serving/test_ray_start.py` checks the raylet's command line.
+    """
+    import ray._private.services as services
+
+    original = services.start_ray_process
+
+    def start_ray_process(command: list[str], *args: Any, **kwargs: Any) -> Any:
+        if command and command[0] == services.RAYLET_EXECUTABLE:
+            command = _with_listen_port(command)
+        return original(command, *args, **kwargs)
+
+    services.start_ray_process = start_ray_process
+    try:
+        yield
+    finally:
+        services.start_ray_process = original
+
+
+def _with_listen_port(command: list[str]) -> list[str]:
+    if any(arg.startswith("--dashboard_agent_listen_port=") for arg in command):
+        return command
+    agent = next((arg for arg in command if arg.startswith("--dashboard_agent_command=")), "")
+    port = next((word.split("=", 1)[1] for word in agent.split() if word.startswith("--listen-port=")), "")
+    if not port.isdigit() or int(port) == 0:
+        return command
+    return [*command, f"--dashboard_agent_listen_port={port}"]
+
+
+@contextlib.contextmanager
 def _node_registration_waits_for(budget_s: float, t0: float, should_stop: Callable[[], bool]) -> Iterator[None]:
     """Let the driver's wait for its node to register (30 s, fixed in ``ray._private.node``) last `budget_s`.
 
@@ -127,6 +164,8 @@ def _node_registration_waits_for(budget_s: float, t0: float, should_stop: Callab
 
     original = services.get_node
 
+    raylets: dict[int, int] = {}
+
     def get_node(gcs_address: Any, node_id: Any) -> Any:
         while True:
             try:
@@ -136,6 +175,9 @@ def _node_registration_waits_for(budget_s: float, t0: float, should_stop: Callab
                     raise RayStartStopped("stop requested while Ray's node was registering") from None
                 if time.monotonic() - t0 >= budget_s:
                     raise RayStartTimedOut(f"Ray's node did not register within {budget_s:g} s") from None
+                if _raylet_exited(raylets):
+                    raise RayStartTimedOut("Ray's node process (raylet) exited while starting; its log is "
+                                           "raylet.out in Ray's session directory") from None
                 time.sleep(0.2)
 
     services.get_node = get_node
@@ -143,6 +185,21 @@ def _node_registration_waits_for(budget_s: float, t0: float, should_stop: Callab
         yield
     finally:
         services.get_node = original
+
+
+def _raylet_exited(seen: dict[int, int]) -> bool:
+    """Whether a raylet this process started (remembered in `seen` across calls) has exited: then its node
+    will never register, and waiting out the budget would only hide that."""
+    from common.processes import still_running
+
+    for pid, started in _descendants().items():
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if argv0.endswith(b"/raylet"):
+            seen[pid] = started
+    return bool(seen) and not still_running(seen)
 
 
 @contextlib.contextmanager
@@ -246,6 +303,7 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
             stack.enter_context(_progress(echo, t0, budget_s, "starting Ray", hint))
             if local:
                 stack.enter_context(_agent_ports_given(ports))
+                stack.enter_context(_raylet_told_listen_port())
                 stack.enter_context(_python_side_waits(budget_s))
                 stack.enter_context(_node_registration_waits_for(budget_s, t0, should_stop))
             stack.enter_context(abort_on_signal("Ray was starting"))

@@ -31,6 +31,14 @@ def test_the_driver_waits_for_its_node_through_services_get_node() -> None:
     assert "ray._private.services.get_node(" in source
 
 
+def test_the_raylet_is_started_through_services_start_ray_process() -> None:
+    """Where the raylet's command gets the agent's listen port (`_raylet_told_listen_port`)."""
+    import ray._private.services as services
+
+    assert "process_info = start_ray_process(" in inspect.getsource(services.start_raylet)
+    assert "--dashboard_agent_command=" in inspect.getsource(services.start_raylet)
+
+
 def test_the_python_side_waits_read_what_init_ray_sets() -> None:
     import ray._private.node as node
     import ray._private.services as services
@@ -56,9 +64,11 @@ def test_the_raylet_is_given_every_agent_port(ray_session: None) -> None:
     raylets = [c for c in map(_cmdline, descendants(os.getpid())) if c and c[0].endswith("raylet")]
     assert len(raylets) == 1, "the test session's Ray runs one raylet below this process"
     flags = dict(arg.lstrip("-").split("=", 1) for arg in raylets[0] if arg.startswith("--") and "=" in arg)
-    for flag in ("metrics-agent-port", "metrics_export_port", "runtime_env_agent_port"):
+    for flag in ("metrics-agent-port", "metrics_export_port", "runtime_env_agent_port",
+                 "dashboard_agent_listen_port"):
         assert int(flags[flag]) > 0, flag
     agent = flags["dashboard_agent_command"]
     listen = next(a for a in agent.split() if a.startswith("--listen-port="))
     grpc = next(a for a in agent.split() if a.startswith("--grpc-port="))
-    assert int(listen.split("=")[1]) > 0 and int(grpc.split("=")[1]) > 0
+    assert listen.split("=")[1] == flags["dashboard_agent_listen_port"]  # the raylet waits for no file
+    assert grpc.split("=")[1] == flags["metrics-agent-port"]

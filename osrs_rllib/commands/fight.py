@@ -6,6 +6,7 @@ The result tables (`split_table`) are shared with the commands that print a win 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,29 +83,34 @@ def fight(
     except ValueError as exc:
         raise fail(str(exc)) from None
 
-    if as_json:
-        summary = run_fights(
-            a, b, n, seed, options, builds=builds, record=record, engine=engine, model_sampling=model_sampling
-        )
-        typer.echo(json.dumps(summary.to_dict(), default=str))
-        return
+    def play(progress: Callable[[int], None] | None) -> Any:
+        return run_fights(
+            a, b, n, seed, options, progress=progress, builds=builds, record=record, engine=engine,
+            model_sampling=model_sampling,
+        )  # fmt: skip
 
+    if as_json:
+        typer.echo(json.dumps(play(None).to_dict(), default=str))
+        return
+    _print_summary(_with_progress_bar(f"{a} vs {b}", n, play), model_sampling, record)
+
+
+def _with_progress_bar(label: str, n: int, play: Callable[[Callable[[int], None]], Any]) -> Any:
+    """`play`'s result, with a progress bar of its `n` fights on stderr while it runs (gone once done)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    with Progress(
-        TextColumn(f"{a} vs {b}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("fights", total=n)
-        summary = run_fights(
-            a, b, n, seed, options, progress=lambda done: bar.update(task, completed=done), builds=builds,
-            record=record, engine=engine, model_sampling=model_sampling,
-        )
+        return play(lambda done: bar.update(task, completed=done))
+
+
+def _print_summary(summary: Any, model_sampling: bool, record: Path | None) -> None:
+    """The results table, the rules played, and the split by build and fight type when there is one."""
+    from rich.console import Console
+
+    a, b = summary.a, summary.b
     Console().print(_summary_table(summary))
     if summary.rules is not None:
         typer.echo(summary.rules.describe())
@@ -112,7 +118,7 @@ def fight(
         typer.echo("model sides sampled their actions (--model-sampling); without it they play greedy")
     if record is not None:
         first = record / "fight-000000.nhreplay"
-        typer.echo(f"{n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")
+        typer.echo(f"{summary.n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")
     if len(summary.by_build) > 1 or len(summary.by_fight_type) > 1:
         Console().print(split_table(f"{a} vs {b}: win rate of {a} by build and fight type", summary.to_dict()))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -76,6 +76,13 @@ def rate(
     if as_json:
         typer.echo(table_json(rows, rules))
         return
+    _print_ratings(rows, scores)
+    typer.echo(rules.describe())
+    typer.echo(f"saved {', '.join(str(p) for p in written)}")
+
+
+def _print_ratings(rows: list[Any], scores: dict[str, dict[str, list[float]]]) -> None:
+    """The ratings table, then each player's score per build where more than one build was played."""
     from rich.console import Console
     from rich.table import Table
 
@@ -99,8 +106,6 @@ def rate(
             cells = scores.get(r.name, {})
             per_build.add_row(r.name, *(f"{cells[b][0] / cells[b][1]:.0%}" if b in cells else "–" for b in played))
         Console().print(per_build)
-    typer.echo(rules.describe())
-    typer.echo(f"saved {', '.join(str(p) for p in written)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -278,7 +278,7 @@ def format_table(summary: Mapping[str, Any]) -> str:
     """`TimeAccount.summary` as the table ``train`` and ``exploit`` print when they end."""
     wall, parts = summary["wall_s"], summary["parts_s"]
     iterations = summary.get("iterations") or 0
-    lines = [f"where the time went: {wall:,.1f} s wall, {iterations} iterations",
+    lines = [f"where the time went: {wall:,.1f} s wall, {iterations} iteration{'' if iterations == 1 else 's'}",
              f"  {'part':<13} {'seconds':>9} {'share':>7} {'per iteration':>14}"]  # fmt: skip
     split = summary.get("sampling_split_s") or {}
     for name in PARTS:

@@ -25,9 +25,10 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from common import stops
 from common.atomic_files import copy_atomic, write_json_atomic, write_text_atomic
 from osrs_rllib.config import TrainConfig, dump_config
 from osrs_rllib.experiment import (
@@ -51,6 +52,7 @@ from osrs_rllib.rllib_config import (
     register_everything,
 )
 from osrs_rllib.run_state import RunState, driver_rng_state, restore_exact_weights, set_driver_rng_state, stream_seed
+from osrs_rllib.time_account import TimeAccount, accounted, format_table
 from osrs_rllib.train_report import (
     env_steps_of,
     flatten_result,
@@ -60,6 +62,7 @@ from osrs_rllib.train_report import (
     summary_figures,
     tensorboard_tag,
 )
+from osrs_rllib.trainer_parts import Evaluator, RunHooks, ScriptedEvaluator, StopLimits, StopRule
 
 __all__ = [
     "ENV_NAME",
@@ -107,40 +110,26 @@ they shuffle PPO's minibatches and, with no env runners, sample the actions."""
 RLLIB_CHECKPOINT_FILE = "rllib_checkpoint.json"
 
 
-
-
 # ---------------------------------------------------------------------------------------------------------
 # The training run
 # ---------------------------------------------------------------------------------------------------------
+
 
 class _StoppedWhileStarting(Exception):
     """A stop arrived before the first iteration: end cleanly (state "stopped"), nothing to checkpoint."""
 
 
-class StopRequest:
-    """SIGTERM/SIGINT set a flag; the loop finishes its iteration, checkpoints and exits (a second
-    SIGINT interrupts at once)."""
+class StopRequest(stops.StopRequest):
+    """SIGTERM/SIGINT set a flag; the loop finishes its iteration, checkpoints and exits 0. A second signal ends
+    the run at once (`common.stops.HardStop`, a KeyboardInterrupt: exit 130 with the last checkpoint intact)."""
 
     def __init__(self) -> None:
-        self.requested = False
-        self._previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        """Idempotent: called before Ray starts (a stop during start-up is remembered, not fatal) and again after
-        `ray.init`, which replaces SIGTERM handling; `uninstall` restores what was there before the first call."""
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            previous = signal.signal(sig, self._handle)
-            self._previous.setdefault(sig, previous)
-
-    def uninstall(self) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested = True
-        logger.warning("stop requested (signal %d): finishing this iteration, then checkpointing", signum)
+        super().__init__(
+            on_first=lambda signum: logger.warning(
+                "stop requested (%s): finishing this iteration, then checkpointing; a second signal ends it now",
+                signal.Signals(signum).name,
+            )
+        )
 
 
 class Trainer:
@@ -154,13 +143,21 @@ class Trainer:
         resume: bool = False,
         echo: Callable[[str], None] = print,
         command: list[str] | None = None,
+        evaluator: Evaluator | None = None,
+        stop_rule: StopRule | None = None,
+        hooks: Sequence[RunHooks] = (),
     ) -> None:
         self.cfg = cfg
+        self.evaluator: Evaluator = evaluator or ScriptedEvaluator(cfg)
+        """Plays the learner at every evaluation (`osrs_rllib.trainer_parts`)."""
+        self.stop_rule: StopRule = stop_rule or StopLimits(cfg.stop)
+        self.hooks = tuple(hooks)
         self.exp = experiment
         self.resume = resume
         self.echo = echo
         self.command = command or sys.argv
         self.state = RunState()
+        self.account = TimeAccount.for_config(cfg)  # where the wall time goes (`osrs_rllib.time_account`)
         self.stop = StopRequest()
         self.algo: Any = None
         self.writer: Any = None
@@ -179,7 +176,14 @@ class Trainer:
 
         if ray.is_initialized():
             return
-        self.dashboard_url = start_ray(self.cfg.ray, self.echo, self.exp.record_ray_processes)
+        from serving.ray_start import RayStartStopped
+
+        try:
+            self.dashboard_url = start_ray(
+                self.cfg.ray, self.echo, self.exp.record_ray_processes, should_stop=lambda: self.stop.requested
+            )
+        except RayStartStopped:
+            raise _StoppedWhileStarting from None
         self._ray_started = True
 
     def _build(self) -> None:
@@ -194,6 +198,8 @@ class Trainer:
             learners = tuple(self.league_runner.league.learners)
         resumed_at = self.resume_from.iteration if self.resume_from is not None else 0
         self.algo = build_algorithm_config(self.cfg, learners, seed=stream_seed(self.cfg.seed, resumed_at)).build_algo()
+        for hook in self.hooks:
+            hook.built(self)
 
     def _league_runner(self) -> Any:
         """The league of this run: restored from the checkpoint being resumed, or new."""
@@ -303,6 +309,8 @@ class Trainer:
             f"resumed {self.exp.name} from {latest.path.name} (iteration {self.state.iteration}): "
             f"{self.state.env_steps:,} env steps{league}"
         )
+        for hook in self.hooks:
+            hook.restored(self)
 
     def _sync_models(self, latest: CheckpointInfo) -> None:
         """``models/latest.nhmodel`` and ``models/best.nhmodel`` as the checkpoints say, and the index rewritten
@@ -329,7 +337,7 @@ class Trainer:
     # -- the loop ------------------------------------------------------------------------------------
     def run(self) -> int:
         """Train until a stop limit or a stop request; returns the process exit code."""
-        started = time.time()
+        started = self.account.start()
         state = "failed"
         if not self.resume:  # a bad init model fails here, before the experiment directory is touched
             from osrs_rllib.warm_start import load_init
@@ -375,6 +383,8 @@ class Trainer:
             if self.league_runner is not None:
                 self.league_runner.plan(self.algo)
             self._loop()
+            for hook in self.hooks:
+                hook.ended(self)
             state = "stopped" if self.stop.requested else "finished"
             return 0
         except _StoppedWhileStarting:
@@ -391,45 +401,54 @@ class Trainer:
             return 130
         finally:
             self.stop.uninstall()
+            # The run's record first: after a second signal the process has seconds left (`common.stops`).
+            self._record_run(state, started)
             if self._view is not None:
                 self._view.close()
             if self.writer is not None:
                 self.writer.close()
-            if self.algo is not None:
+            if self.algo is not None and not self.stop.hard:  # its runners go with Ray either way
                 self.algo.stop()
-            self.exp.write_run(state=state, ended_unix=time.time(), wall_seconds=time.time() - started)
-            if self._ray_started:
+            if self._ray_started and self.stop.hard:  # seconds matter now: Ray's processes are killed
+                from serving.ray_start import end_ray_now
+
+                end_ray_now()
+            elif self._ray_started:
                 import ray
 
                 ray.shutdown()
 
-    def _limits_reached(self) -> str | None:
-        stop = self.cfg.stop
-        if stop.iterations is not None and self.state.iteration >= stop.iterations:
-            return f"reached {stop.iterations} iterations"
-        if stop.env_steps is not None and self.state.env_steps >= stop.env_steps:
-            return f"reached {stop.env_steps:,} env steps"
-        if stop.minutes is not None and self.state.train_seconds >= stop.minutes * 60:
-            return f"reached {stop.minutes:g} minutes of training"
-        return None
+    def _record_run(self, state: str, started: float) -> None:
+        """The run's record (``run.json``) with its time account; the account's table once it iterated."""
+        spent = self.account.summary()
+        self.exp.write_run(state=state, ended_unix=time.time(), wall_seconds=time.time() - started, time_account=spent)
+        if self.account.iterations:
+            self.echo(format_table(spent))
+
+    def limit_reached(self) -> str | None:
+        """Why the stop rule ends the run now, in words (None: it does not)."""
+        return self.stop_rule(self.state)
 
     def _loop(self) -> None:
         cfg = self.cfg
         last_checkpointed = self.state.iteration if self.resume else -1
-        reason = self._limits_reached()
+        reason = self.limit_reached()
+        self.account.loop_started(self.algo)
         while reason is None and not self.stop.requested:
             t0 = time.perf_counter()
             result = self.algo.train()
             seconds = time.perf_counter() - t0
+            self.account.algorithm_iteration(self.algo, result, seconds)
             self.state.iteration = int(self.algo.iteration)
             self.state.env_steps = int(env_steps_of(result))
             self.state.train_seconds += seconds
             self._set_env_progress()
             metrics = flatten_result(result)
             if self.league_runner is not None:
-                metrics.update(
-                    self.league_runner.after_iteration(self.algo, self.state.iteration, self.state.env_steps)
-                )
+                with self.account.part("league"):
+                    metrics.update(
+                        self.league_runner.after_iteration(self.algo, self.state.iteration, self.state.env_steps)
+                    )
                 if metrics.get("league/events/snapshots"):
                     # the snapshot's weights are on disk, no checkpoint names it yet
                     kill_point("league-snapshot", self.state.iteration)
@@ -437,21 +456,24 @@ class Trainer:
             if cfg.evaluation.interval and self.state.iteration % cfg.evaluation.interval == 0:
                 # evaluation writes nothing until it returns: a kill here is a kill at any moment of it
                 kill_point("evaluation", self.state.iteration)
-                eval_rows = self._evaluate()
+                eval_rows = self.evaluate()
             steps = metrics.get("num_env_steps_sampled_this_iter", float(cfg.ppo.train_batch_size))
             figures = summary_figures(metrics, steps / seconds if seconds > 0 else 0.0, self.state, cfg)
             self._log(metrics, figures, eval_rows)
-            reason = self._limits_reached()
+            reason = self.limit_reached()
             due = cfg.checkpoint.interval and self.state.iteration % cfg.checkpoint.interval == 0
             if due or reason is not None or self.stop.requested:
                 self._checkpoint(eval_rows)
                 last_checkpointed = self.state.iteration
-            self.exp.write_status({**figures, "state": "running", "checkpoint_iteration": last_checkpointed})
+            with self.account.part("logging"):
+                self.exp.write_status({**figures, "state": "running", "checkpoint_iteration": last_checkpointed})
+            self.account.end_iteration(self.writer, self.state.iteration)
         if last_checkpointed != self.state.iteration:
             self._checkpoint([])
         self.echo(f"training ended: {reason or 'stop requested'} (iteration {self.state.iteration})")
         self.exp.write_status({**self.exp.read_status(), "state": "stopped" if self.stop.requested else "finished"})
 
+    @accounted("sync")
     def _set_env_progress(self) -> None:
         """Reward schedules (spec §17.4) count completed training rollouts, i.e. iterations here."""
         progress, steps = float(self.state.iteration), float(self.state.env_steps)
@@ -465,33 +487,25 @@ class Trainer:
         self.algo.env_runner_group.foreach_env(apply)
 
     # -- evaluation ----------------------------------------------------------------------------------
-    def _evaluate(self) -> list[dict[str, Any]]:
-        from envs.nh.loadouts import Build
-        from osrs_rllib.evaluation import evaluate, network_act_fn
-
-        ev = self.cfg.evaluation
+    @accounted("evaluation")
+    def evaluate(self, fights: int | None = None) -> list[dict[str, Any]]:
+        """Play the learner (in evaluation mode) through the run's evaluator and tell the hooks; `fights` per
+        build instead of the config's (a final evaluation)."""
         net = self.algo.get_policy(LEARNER_POLICY).model.net
         was_training = net.training
         net.eval()
-        rows: list[dict[str, Any]] = []
+        # Said before it starts: an evaluation can take minutes, and a stop meanwhile is easier to judge.
+        self.echo(
+            f"iteration {self.state.iteration}: evaluating "
+            f"({fights or self.cfg.evaluation.fights} fights per build and opponent)"
+        )
         try:
-            modes = [m for m, on in (("deterministic", ev.deterministic), ("stochastic", ev.stochastic)) if on]
-            for mode in modes:
-                results = evaluate(
-                    network_act_fn(net),
-                    ev.opponents,
-                    ev.fights,
-                    params={k: v for k, v in self.cfg.env.params.items() if k != "include_opponent_observation"},
-                    deterministic=mode == "deterministic",
-                    seed=ev.seed,
-                    frame_stack=self.cfg.env.frame_stack,
-                    unseen_builds=[Build(b) for b in ev.unseen_builds],
-                    engine=self.cfg.env.engine,
-                )
-                rows += [r.to_dict() for r in results]
+            rows = self.evaluator(net, fights)
         finally:
             net.train(was_training)
         self.state.last_eval = {"iteration": self.state.iteration, "results": rows}
+        for hook in self.hooks:
+            hook.evaluated(self, rows)
         return rows
 
     def _headline_win_rate(self, rows: list[dict[str, Any]]) -> float | None:
@@ -503,6 +517,7 @@ class Trainer:
         return float(chosen[0]["win_rate"]) if chosen else None
 
     # -- checkpoints ---------------------------------------------------------------------------------
+    @accounted("checkpoint")
     def _checkpoint(self, eval_rows: list[dict[str, Any]]) -> None:
         from policies.rllib_model import export_policy
 
@@ -547,6 +562,7 @@ class Trainer:
         self.echo(f"checkpoint {final.name}" + (f" (eval win rate {win_rate:.1%}, best)" if is_best else ""))
 
     # -- logging -------------------------------------------------------------------------------------
+    @accounted("logging")
     def _log(self, metrics: dict[str, float], figures: dict[str, Any], eval_rows: list[dict[str, Any]]) -> None:
         it = self.state.iteration
         if self.writer is not None:
@@ -573,7 +589,5 @@ class Trainer:
                             self.writer.add_scalar(f"eval/{row['opponent']}/{name}/{row['mode']}/{key}", split[key], it)
             self.writer.flush()
         self._view.update(figures, eval_rows)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Result handling
+        for hook in self.hooks:
+            hook.logged(self, metrics, figures, eval_rows)

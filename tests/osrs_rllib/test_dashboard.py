@@ -45,7 +45,7 @@ def test_the_dashboard_opens_with_the_printed_token() -> None:
         deadline = time.monotonic() + 120
         while _status(f"{base}/api/authentication_mode") != 200:  # public: answers once the dashboard is up
             assert time.monotonic() < deadline, "the dashboard did not come up"
-            time.sleep(1)
+            time.sleep(0.2)
         assert _status(f"{base}/api/version") == 401  # locked without the token
         token = subprocess.run(
             [sys.executable, "-m", "osrs_rllib.cli", "dashboard-token"], cwd=REPO, capture_output=True, text=True,

@@ -189,7 +189,10 @@ def test_viewer_renders_and_follows_the_slider(browser: DevTools, tmp_path: Path
     cdp.call("Input.dispatchKeyEvent", type="keyDown", key="ArrowLeft", code="ArrowLeft", windowsVirtualKeyCode=37)
     assert cdp.js("document.getElementById('slider').value") == str(moved_tick - 1)
     cdp.js("document.getElementById('play').click()")
-    time.sleep(1.0)
+    deadline = time.monotonic() + 30  # playing advances the slider: wait for that, not for a fixed time
+    while int(cdp.js("document.getElementById('slider').value")) <= moved_tick - 1:
+        assert time.monotonic() < deadline, "play did not advance the replay"
+        time.sleep(0.05)
     cdp.js("document.getElementById('play').click()")
     assert int(cdp.js("document.getElementById('slider').value")) > moved_tick - 1
 

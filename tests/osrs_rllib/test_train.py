@@ -67,14 +67,14 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert exp.read_status()["iteration"] == 3
 
     again = run_cli("train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}")
-    assert again.returncode == 2
-    assert "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert exp.latest_checkpoint().iteration == 3 and exp.read_run()["state"] == "finished"  # refused, untouched
 
     resumed = run_cli(
         "train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}", "--set", "stop.iterations=5"
     )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert "resumed smoke from iter-000003" in resumed.stdout
+    assert exp.read_run()["resumed"] is True and exp.read_run()["state"] == "finished"
     assert exp.latest_checkpoint() is not None and exp.latest_checkpoint().iteration == 5
     assert scalar_steps(exp.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
     state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
@@ -87,8 +87,9 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     out = tmp_path / "from-rllib.nhmodel"
     exported = run_cli("export", str(last), "-o", str(out))
     assert exported.returncode == 0, exported.stdout[-3000:] + exported.stderr[-3000:]
-    assert f"iteration 5, env steps {state['env_steps']}" in exported.stdout and "warning" not in exported.stderr
+    assert "warning" not in exported.stderr
     md = load_model_file(out).metadata
+    assert md["iteration"] == 5 and md["env_steps"] == state["env_steps"]
     assert md["experiment"] == "smoke" and md["config"]["env"] == latest.metadata["config"]["env"]
 
 
@@ -146,7 +147,7 @@ def test_sigkill_mid_iteration_loses_only_the_unsaved_iterations(tmp_path: Path)
         f"stop.iterations={last + 1}",
     )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert f"(iteration {last})" in resumed.stdout
+    assert exp.read_run()["resumed"] is True
     assert exp.latest_checkpoint() is not None and exp.latest_checkpoint().iteration == last + 1
 
 
@@ -186,7 +187,7 @@ def test_detach_jobs_and_clean_stop(tmp_path: Path) -> None:
     deadline = time.time() + 240
     while time.time() < deadline and exp.read_status().get("iteration", 0) < 1:
         assert exp.effective_state() in ("starting", "running"), exp.log_path.read_text()[-3000:]
-        time.sleep(0.5)
+        time.sleep(0.2)
     listed = json.loads(run_cli("jobs", "--experiments-dir", str(tmp_path), "--json").stdout)
     assert [j["name"] for j in listed] == ["smoke"] and listed[0]["state"] == "running"
     stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240")
@@ -220,7 +221,7 @@ def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
                     status = response.status
             except OSError:
-                time.sleep(0.5)
+                time.sleep(0.2)
         assert status == 200
     finally:
         proc.terminate()
@@ -242,7 +243,6 @@ def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
         "--set", "evaluation.fights=6", "--set", "stop.iterations=4",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "mean of 2 builds" in proc.stdout and "PURE " in proc.stdout and "MED " in proc.stdout
     exp = Experiment(tmp_path, "smoke")
     tags = tensorboard_tags(exp.tensorboard_dir)
     evaluated = {t.split("/")[2] for t in tags if t.startswith("eval/baseline/") and t.count("/") == 4}
@@ -252,11 +252,11 @@ def test_smoke_with_two_builds_evaluates_both(tmp_path: Path) -> None:
     assert trained <= {"fight/win_build_PURE_mean", "fight/win_build_MED_mean"} and trained
 
 
-def test_unreachable_address_fails_fast_and_leaves_the_name_free(tmp_path: Path) -> None:
-    """Joining a cluster that is not there fails fast, and a failed start does not block the name."""
+def _join_unreachable(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], int, float]:
+    """`train --address` at a loopback port nobody listens on: the process, the port and its wall time."""
     import socket
 
-    with socket.socket() as s:  # a loopback port nobody listens on
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     started = time.monotonic()
@@ -264,12 +264,28 @@ def test_unreachable_address_fails_fast_and_leaves_the_name_free(tmp_path: Path)
         "train", "configs/smoke.yml", "--address", f"127.0.0.1:{port}", "--set", f"experiments_dir={tmp_path}",
         timeout=120,
     )  # fmt: skip
+    return proc, port, time.monotonic() - started
+
+
+def test_unreachable_address_fails_and_leaves_the_name_free(tmp_path: Path) -> None:
+    """Joining a cluster that is not there fails with one line, and a failed start does not block the name."""
+    proc, port, _ = _join_unreachable(tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in proc.stderr
-    assert time.monotonic() - started < 90  # bounded: a 5 s connect time-out plus start-up, not Ray's minutes
-    assert Experiment(tmp_path, "smoke").read_run().get("state") == "failed"
+    exp = Experiment(tmp_path, "smoke")
+    first = exp.read_run()
+    assert first.get("state") == "failed"
     again = run_cli("train", "configs/smoke.yml", "--address", "127.0.0.1:1", "--set", f"experiments_dir={tmp_path}")
-    assert "already exists" not in again.stderr  # no checkpoint was written: nothing to protect with --force
+    # no checkpoint was written, so nothing is protected with --force: the second run started (and failed) too
+    assert again.returncode == 2 and exp.read_run()["started_unix"] > first["started_unix"]
+
+
+@pytest.mark.slow
+def test_unreachable_address_fails_fast(tmp_path: Path) -> None:
+    """The wall-clock bound (slow suite: a busy machine's start-up varies): a 5 s connect time-out plus start-up,
+    not Ray's minutes."""
+    proc, _, seconds = _join_unreachable(tmp_path)
+    assert proc.returncode == 2 and seconds < 90
     resumed = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
     assert resumed.returncode == 2 and "no --force" in resumed.stderr
 

@@ -1,0 +1,132 @@
+"""What a training run takes as objects: how it evaluates, when it stops, and what it reports besides.
+
+`osrs_rllib.train.Trainer` runs the loop (Ray, the algorithm, resume, checkpoints, TensorBoard); what differs
+between runs is handed to it instead of being overridden in a subclass:
+
+* an **evaluator** (`Evaluator`): the learner's network in, result rows out; `ScriptedEvaluator` (the config's
+  evaluation opponents) unless the run gives another, e.g. ``exploit``'s evaluation against its frozen model;
+* a **stop rule** (`StopLimits`: the config's ``stop`` limits);
+* **hooks** (`RunHooks`): told when the algorithm is built, restored, evaluated, logged and when the loop ends,
+  e.g. to keep a report of their own (``exploit.json``) or to play a final evaluation.
+
+The trainer's private methods stay private: a run composes these objects and the trainer calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from osrs_rllib.config import StopConfig, TrainConfig
+from osrs_rllib.experiment import Experiment
+from osrs_rllib.run_state import RunState
+
+Rows = list[dict[str, Any]]
+"""Evaluation rows (`osrs_rllib.evaluation.EvalResult.to_dict()`-shaped), one per opponent and mode."""
+
+
+class Evaluator(Protocol):
+    """Plays the learner's network (in evaluation mode) and returns its rows; `fights` overrides the config's
+    fights per build (a final evaluation), None keeps them."""
+
+    def __call__(self, network: Any, fights: int | None = None) -> Rows: ...
+
+
+class ScriptedEvaluator:
+    """Training's evaluation: the config's evaluation opponents (baseline, ladder), in every mode it asks for,
+    the unseen builds too (`osrs_rllib.evaluation.evaluate`)."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+
+    def __call__(self, network: Any, fights: int | None = None) -> Rows:
+        from envs.nh.loadouts import Build
+        from osrs_rllib.evaluation import evaluate, network_act_fn
+
+        ev = self.cfg.evaluation
+        rows: Rows = []
+        for mode in evaluation_modes(self.cfg):
+            results = evaluate(
+                network_act_fn(network),
+                ev.opponents,
+                fights or ev.fights,
+                params={k: v for k, v in self.cfg.env.params.items() if k != "include_opponent_observation"},
+                deterministic=mode == "deterministic",
+                seed=ev.seed,
+                frame_stack=self.cfg.env.frame_stack,
+                unseen_builds=[Build(b) for b in ev.unseen_builds],
+                engine=self.cfg.env.engine,
+            )
+            rows += [r.to_dict() for r in results]
+        return rows
+
+
+def evaluation_modes(cfg: TrainConfig) -> list[str]:
+    """The modes the config evaluates the learner in, greedy first."""
+    ev = cfg.evaluation
+    return [m for m, on in (("deterministic", ev.deterministic), ("stochastic", ev.stochastic)) if on]
+
+
+class StopRule(Protocol):
+    """Why the run should stop now (None: go on), from its counters."""
+
+    def __call__(self, state: RunState) -> str | None: ...
+
+
+class StopLimits:
+    """The config's ``stop`` limits: iterations, env steps, training minutes; the first one reached ends the run."""
+
+    def __init__(self, stop: StopConfig) -> None:
+        self.stop = stop
+
+    def __call__(self, state: RunState) -> str | None:
+        stop = self.stop
+        if stop.iterations is not None and state.iteration >= stop.iterations:
+            return f"reached {stop.iterations} iterations"
+        if stop.env_steps is not None and state.env_steps >= stop.env_steps:
+            return f"reached {stop.env_steps:,} env steps"
+        if stop.minutes is not None and state.train_seconds >= stop.minutes * 60:
+            return f"reached {stop.minutes:g} minutes of training"
+        return None
+
+
+class Run(Protocol):
+    """What hooks see of the trainer (`osrs_rllib.train.Trainer`): its public state and methods."""
+
+    cfg: TrainConfig
+    exp: Experiment
+    resume: bool
+    state: RunState
+    algo: Any
+    writer: Any
+    stop: Any
+    """The stop request: ``stop.requested`` is true once a stop was asked for."""
+    echo: Callable[[str], None]
+
+    def evaluate(self, fights: int | None = None) -> Rows: ...
+
+    def limit_reached(self) -> str | None: ...
+
+
+class RunHooks:
+    """What a run adds around the loop; every method does nothing unless a run's hooks say otherwise.
+
+    They are called with the trainer, whose public state they read (``cfg``, ``exp``, ``algo``, ``state``,
+    ``writer``, ``stop``, ``echo``) and whose public methods they may call (`Trainer.evaluate`,
+    `Trainer.limit_reached`).
+    """
+
+    def built(self, trainer: Run) -> None:
+        """The algorithm is built (before a resume restores it)."""
+
+    def restored(self, trainer: Run) -> None:
+        """A resume has loaded its checkpoint (``trainer.state`` holds the restored counters)."""
+
+    def evaluated(self, trainer: Run, rows: Rows) -> None:
+        """An evaluation returned `rows` (``trainer.state.last_eval`` holds them)."""
+
+    def logged(self, trainer: Run, metrics: dict[str, float], figures: dict[str, Any], rows: Rows) -> None:
+        """An iteration's figures went to TensorBoard and the terminal."""
+
+    def ended(self, trainer: Run) -> None:
+        """The loop ended (a limit or a stop request) and its final checkpoint is written."""

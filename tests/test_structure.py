@@ -1,0 +1,176 @@
+"""Size and shape bars for the library packages.
+
+A module over 600 lines or a function over 80 body lines is where two jobs
+have grown into one; a Trainer subclass that overrides an underscored method
+couples to the trainer's internals instead of composing the objects the
+trainer takes. These rules are checked over the source with ``ast``, so they
+hold without importing Ray or torch.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("osrs_rllib", "serving", "league", "policies")
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_BODY_LINES = 80
+
+
+def _modules() -> list[Path]:
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _has_docstring(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = node.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def function_body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines from the first statement after the docstring to the last one."""
+    body = node.body[1:] if _has_docstring(node) else node.body
+    if not body:
+        return 0
+    first = body[0]
+    start = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])])
+    end = max(getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno for stmt in body)
+    return end - start + 1
+
+
+def _functions(tree: ast.Module):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def module_violations() -> list[str]:
+    found = []
+    for path in _modules():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            found.append(f"{_relative(path)}: {lines} lines")
+    return found
+
+
+def function_violations() -> list[str]:
+    found = []
+    for path in _modules():
+        for node in _functions(_parse(path)):
+            lines = function_body_lines(node)
+            if lines > MAX_FUNCTION_BODY_LINES:
+                found.append(f"{_relative(path)}:{node.lineno} {node.name}: {lines} lines")
+    return found
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    names = set()
+    for base in node.bases:
+        if isinstance(base, ast.Name):
+            names.add(base.id)
+        elif isinstance(base, ast.Attribute):
+            names.add(base.attr)
+    return names
+
+
+def _trainer_subclasses() -> list[tuple[Path, ast.ClassDef]]:
+    """Classes anywhere in the tree that derive (transitively) from Trainer."""
+    classes: list[tuple[Path, ast.ClassDef]] = []
+    for path in _modules() + _tool_modules():
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef):
+                classes.append((path, node))
+    derived = {"Trainer"}
+    changed = True
+    while changed:
+        changed = False
+        for _, node in classes:
+            if node.name not in derived and _base_names(node) & derived:
+                derived.add(node.name)
+                changed = True
+    return [(path, node) for path, node in classes if node.name in derived - {"Trainer"}]
+
+
+def trainer_override_violations() -> list[str]:
+    found = []
+    for path, cls in _trainer_subclasses():
+        for item in cls.body:
+            if (
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and item.name.startswith("_")
+                and not (item.name.startswith("__") and item.name.endswith("__"))
+            ):
+                found.append(f"{_relative(path)}: {cls.name}.{item.name}")
+    return found
+
+
+PLAY_FIGHTS_CALLERS = {
+    "osrs_rllib/match.py": "play_match: the one way to play side A against side B over builds and seats",
+    "osrs_rllib/fight.py": "`osrs-rllib fight`: one fixed seating with replays of every tick, not an evaluation",
+    "osrs_rllib/outcome.py": "data collection: a model's observations every tick, the model always in seat 0",
+    "osrs_rllib/analysis/fights.py": "the analysis API: per-tick rows of one fixed seating",
+}
+"""Who may drive `play_fights` directly, and why; everything that evaluates or rates goes through `play_match`."""
+PLAY_MATCH_CALLERS = {
+    "osrs_rllib/evaluation.py": {"evaluate", "evaluate_vs_model"},
+    "osrs_rllib/rate.py": {"play_pair"},
+}
+"""Training's evaluation, the exploiter's (head to head, the league study, the model card) and `rate`."""
+
+
+def _callers_of(name: str, paths: list[Path]) -> dict[str, set[str]]:
+    """Module → the top-level functions (or classes) in which `name` is called."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        for top in _parse(path).body:
+            for node in ast.walk(top):
+                func = node.func if isinstance(node, ast.Call) else None
+                called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if called == name:
+                    found.setdefault(_relative(path), set()).add(getattr(top, "name", "<module>"))
+    return found
+
+
+def _tool_modules() -> list[Path]:
+    return [p for folder in ("benchmarks", "tools") for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def test_one_function_plays_two_sides_over_builds_and_seats() -> None:
+    assert set(_callers_of("play_fights", _modules() + _tool_modules())) == set(PLAY_FIGHTS_CALLERS)
+    assert _callers_of("play_fights", [ROOT / "osrs_rllib/match.py"]) == {"osrs_rllib/match.py": {"_play_seated"}}
+    assert _callers_of("_play_seated", [ROOT / "osrs_rllib/match.py"]) == {"osrs_rllib/match.py": {"play_match"}}
+    callers = _callers_of("play_match", _modules() + _tool_modules())
+    for module, functions in PLAY_MATCH_CALLERS.items():
+        assert functions <= callers.get(module, set()), module
+
+
+def test_no_module_over_the_line_bar() -> None:
+    assert module_violations() == []
+
+
+def test_no_function_over_the_body_bar() -> None:
+    assert function_violations() == []
+
+
+def test_no_trainer_subclass_overrides_a_private_method() -> None:
+    assert trainer_override_violations() == []
+
+
+def test_body_count_skips_the_docstring() -> None:
+    source = 'def f():\n    """Doc\n    string."""\n    a = 1\n\n    return a\n'
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    assert function_body_lines(node) == 3
+
+
+if __name__ == "__main__":
+    for line in module_violations() + function_violations() + trainer_override_violations():
+        print(line)

@@ -2,9 +2,10 @@
 only replica is killed with SIGKILL and Serve replaces it (which takes seconds), and a proxy that shuts down
 answers or refuses what it has received.
 
-The first two tests run `ProxyServer` alone in front of an answering function that hangs; the last one is the
-real stack (Ray Serve, one replica, the proxy actor) under steady traffic. The deadline is the feature here,
-so these tests do assert wall-clock bounds, with slack for a loaded machine.
+The first two tests run `ProxyServer` alone in front of an answering function that hangs: a reply that is the
+deadline's "retry" error proves the deadline acted (without it the call would hang for an hour). The last one is
+the real stack (Ray Serve, one replica, the proxy actor) under steady traffic, and asserts the wall-clock bound
+itself: it is in the slow suite.
 """
 
 from __future__ import annotations
@@ -59,13 +60,11 @@ def test_a_hanging_model_server_gets_retry_errors_within_the_deadline() -> None:
             hang.set()
             # More requests than calls in flight, pipelined: the later ones wait for a slot, and still hear back
             # within the deadline of their own arrival.
-            start = time.monotonic()
             writer.write(GOOD * 6 + b'{"command": "models"}\n')
             await writer.drain()
             for _ in range(7):
                 reply = json.loads(await reader.readline())
                 assert "retry" in reply["error"] and "200 ms" in reply["error"], reply
-            assert time.monotonic() - start < BOUND_S
             hang.clear()  # the replacement is up: the same connection is answered again
             writer.write(GOOD)
             assert list(json.loads(await reader.readline())) == list(REPLY_FIELDS)
@@ -133,6 +132,7 @@ def one_replica(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> 
     serve.delete(APP)
 
 
+@pytest.mark.slow
 def test_killing_the_only_replica_never_makes_a_request_wait_over_a_second(
     one_replica: tuple[str, int, Any],
 ) -> None:

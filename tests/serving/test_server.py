@@ -147,9 +147,7 @@ def test_a_line_over_the_limit_is_answered_then_closed(stack: Stack) -> None:
 
 def test_an_idle_client_is_answered_then_closed(stack: Stack) -> None:
     with socket.create_connection((stack.host, stack.port), timeout=30) as sock:
-        start = time.monotonic()
-        data = _read_all(sock)
-    assert 2.5 < time.monotonic() - start < 20
+        data = _read_all(sock)  # nothing sent: the proxy's idle limit (3 s here) closes it, saying why
     assert "idle for 3 s" in json.loads(data)["error"]
 
 

@@ -22,6 +22,9 @@ found in its source):
   register** (`_system_config` ``agent_register_timeout_ms``, ``worker_register_timeout_seconds``): each gets
   the budget.
 
+A private one-node Ray also goes without the autoscaler's monitor and (with ``log_to_driver=False``) the log
+monitor: two Python processes, seconds of CPU each on the start's critical path, that it has no use for.
+
 The budget is one number, `RAY_START_TIMEOUT_S` by default (``ray.start_timeout_s`` in a training config,
 ``--ray-start-timeout`` for ``serve``). While Ray starts, a line every `PROGRESS_EVERY_S` says so; a stop
 request (`should_stop`) ends the start and everything it had started.
@@ -86,8 +89,9 @@ def local_start_kwargs(budget_s: float) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _agent_ports_given(ports: dict[str, int]) -> Iterator[None]:
-    """Give the raylet its agents' ports, so that it never waits (15 s, fixed) for their port files.
+def _agent_ports_given(ports: dict[str, Any]) -> Iterator[None]:
+    """Give the raylet its agents' ports, so that it never waits (15 s, fixed) for their port files (and set
+    the other node parameters in `ports`, e.g. ``no_monitor``).
 
     `ray.init` builds its parameters with ``ray._private.parameter.RayParams`` and has no argument for these
     ports; the ports are supplied as that class's defaults while `ray.init` runs. Without that private class
@@ -104,9 +108,9 @@ def _agent_ports_given(ports: dict[str, int]) -> Iterator[None]:
 
     class _Params(original):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            for name, port in ports.items():
+            for name, value in ports.items():
                 if not kwargs.get(name):
-                    kwargs[name] = port
+                    kwargs[name] = value
             super().__init__(*args, **kwargs)
 
     parameter.RayParams = _Params
@@ -288,12 +292,17 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
 
     t0 = time.monotonic()
     call = dict(kwargs)
-    ports: dict[str, int] = {}
+    ports: dict[str, Any] = {}
     if local:
         call.update(local_start_kwargs(budget_s))
         metrics_export, *agents = free_ports(1 + len(AGENT_PORTS))
         call.setdefault("_metrics_export_port", metrics_export)
         ports = dict(zip(AGENT_PORTS, agents, strict=True))
+        # Two Python processes a private one-node Ray does not need, each seconds of CPU to start: the
+        # autoscaler's monitor (nothing to scale) and, when no worker output goes to the driver, the log monitor.
+        ports.update(no_monitor=True)
+        if call.get("log_to_driver") is False:
+            ports.update(include_log_monitor=False)
     if local:
         adopt_orphans()
     before = _descendants()

@@ -65,7 +65,7 @@ class Server:
         if not models.exists():
             write_model(models / "latest.nhmodel", 3)
         self.port = free_port()
-        self.state = tmp_path / "state"
+        self.state = tmp_path / f"state-{self.port}"  # one per server: a stop while loading may leave a record
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "osrs_rllib.cli", "serve", str(models), "--port", str(self.port), "--state-dir",

@@ -21,7 +21,10 @@ exit_quietly_on_signals()  # a stop while a command loads exits 0, not killed by
 
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
 
-for group in (version, fight, replay, contract, config, training, jobs, rate, bc, serve_cli, outcome, play):
+COMMAND_GROUPS = (version, fight, replay, contract, config, training, jobs, rate, bc, serve_cli, outcome, play)
+"""Every command module, in the order ``--help`` lists its commands (groups of subcommands come last)."""
+
+for group in COMMAND_GROUPS:
     group.register(app)
 
 if __name__ == "__main__":

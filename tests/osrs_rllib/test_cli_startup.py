@@ -1,5 +1,5 @@
-"""What the quick commands load: `--help`, `version`, `jobs`, `serve status` and a fight of scripted sides import
-no Ray, no torch and not the play web server.
+"""Every command module is registered in one place, and what the quick commands load: `--help`, `version`,
+`jobs`, `serve status` and a fight of scripted sides import no Ray, no torch and not the play web server.
 
 A structural check, not a timing one (benchmarks/cli_startup.py times the commands): each command runs in a
 fresh interpreter, which then lists the modules it holds. A module-level import of the library in a command
@@ -78,3 +78,14 @@ def test_quick_commands_load_no_heavy_module(args: list[str], tmp_path: Path) ->
     code, modules = _loaded(*(a.replace("{tmp}", str(tmp_path)) for a in args))
     assert code in (0, None)
     assert _heavy(modules) == []
+
+
+def test_every_command_module_is_registered_in_one_place() -> None:
+    """A command module left out of `osrs_rllib.cli.COMMAND_GROUPS` would never reach the command line."""
+    from osrs_rllib import cli
+
+    modules = {p.stem for p in (REPO / "osrs_rllib" / "commands").glob("*.py")} - {"__init__", "options"}
+    registered = {group.__name__.rsplit(".", 1)[-1] for group in cli.COMMAND_GROUPS}
+    assert modules <= registered, sorted(modules - registered)
+    assert all(callable(getattr(group, "register", None)) for group in cli.COMMAND_GROUPS)
+

@@ -178,6 +178,24 @@ class StartAborted(BaseException):
     started (Ray's) let it through to the command, which then ends what the step had started."""
 
 
+_deferring: list[str] = []
+"""Set while `aborts_deferred` runs: the signal is recorded in it instead of raising."""
+
+
+@contextlib.contextmanager
+def aborts_deferred() -> Iterator[None]:
+    """Inside an `abort_on_signal` block: a stop signal raises `StartAborted` only when this block ends. For a
+    call that must not be interrupted halfway (a library's C++ initialisation, which crashes the process at exit
+    when an exception unwinds through it)."""
+    _deferring.append("")
+    try:
+        yield
+    finally:
+        what = _deferring.pop()
+    if what:
+        raise StartAborted(what)
+
+
 @contextlib.contextmanager
 def abort_on_signal(what: str) -> Iterator[None]:
     """While the block runs, a stop signal first reaches the handler installed before (the command's
@@ -193,7 +211,11 @@ def abort_on_signal(what: str) -> Iterator[None]:
         handler = previous.get(signum)
         if callable(handler):
             handler(signum, frame)
-        raise StartAborted(f"{signal.Signals(signum).name} while {what}")
+        reason = f"{signal.Signals(signum).name} while {what}"
+        if _deferring:
+            _deferring[-1] = _deferring[-1] or reason
+            return
+        raise StartAborted(reason)
 
     for sig in STOP_SIGNALS:
         signal.signal(sig, abort)

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from common.stops import StartAborted, abort_on_signal
+from common.stops import StartAborted, abort_on_signal, aborts_deferred
 
 RAY_START_TIMEOUT_S = 180.0
 """Default start-up budget of a local Ray: what a 2-core machine busy with a training run and a build needs
@@ -247,6 +247,37 @@ def _progress(echo: Callable[[str], None], t0: float, budget_s: float, what: str
 
 
 @contextlib.contextmanager
+def _driver_without_failure_signal_handler() -> Iterator[None]:
+    """While `ray.init` runs, have this process's core worker install no failure signal handler.
+
+    Why: that handler (absl's) takes SIGTERM over at the C level when the driver connects, so a stop sent in
+    the moments before `ray.init` returns aborted the process (status 134, "SIGTERM received ... __recv")
+    after the command's own handler had run. Ray reads ``ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER``
+    (set from the environment at import) when the core worker starts; it is set here for that moment only, so
+    the GCS, the raylet and the workers keep their handlers. `tests/serving/test_ray_start.py` pins the name.
+    """
+    import ray._private.ray_constants as ray_constants
+    import ray._private.worker as worker
+
+    saved = ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER
+    original = worker.connect
+
+    def connect(*args: Any, **kwargs: Any) -> Any:
+        # The core worker's C++ start must not be unwound halfway by a stop (the process then crashes at
+        # exit): the stop is honoured once it has connected, and `ray.shutdown` ends it cleanly.
+        with aborts_deferred():
+            return original(*args, **kwargs)
+
+    ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
+    worker.connect = connect
+    try:
+        yield
+    finally:
+        worker.connect = original
+        ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = saved
+
+
+@contextlib.contextmanager
 def ray_keeps_our_signal_handlers() -> Iterator[None]:
     """While `ray.init` runs, keep the SIGTERM handler the command installed (its clean stop).
 
@@ -309,6 +340,7 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(ray_keeps_our_signal_handlers())
+            stack.enter_context(_driver_without_failure_signal_handler())
             stack.enter_context(_progress(echo, t0, budget_s, "starting Ray", hint))
             if local:
                 stack.enter_context(_agent_ports_given(ports))

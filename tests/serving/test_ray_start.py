@@ -72,3 +72,15 @@ def test_the_raylet_is_given_every_agent_port(ray_session: None) -> None:
     grpc = next(a for a in agent.split() if a.startswith("--grpc-port="))
     assert listen.split("=")[1] == flags["dashboard_agent_listen_port"]  # the raylet waits for no file
     assert grpc.split("=")[1] == flags["metrics-agent-port"]
+
+
+def test_the_drivers_failure_signal_handler_has_a_switch_read_at_connect() -> None:
+    """`_driver_without_failure_signal_handler` sets this module constant, which the compiled core worker reads
+    when the driver connects (through ``ray._private.worker.connect``, looked up at call time by `ray.init`)."""
+    import ray._private.ray_constants as ray_constants
+    import ray._private.worker as worker
+    import ray._raylet
+
+    assert isinstance(ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER, bool)
+    assert b"RAY_DISABLE_FAILURE_SIGNAL_HANDLER" in Path(ray._raylet.__file__).read_bytes()
+    assert "    connect(\n" in inspect.getsource(worker.init)

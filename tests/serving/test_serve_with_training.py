@@ -61,7 +61,7 @@ def _wait(predicate: Any, timeout_s: float, what: str, log: list[bytes], *procs:
         problem = "" if time.monotonic() < deadline else f"not within {timeout_s:g} s"
         problem = problem or next((f"{p.args[3]} exited ({p.returncode})" for p in procs if p.poll() is not None), "")
         assert not problem, f"{what}: {problem}:\n{b''.join(log).decode()[-3000:]}"
-        time.sleep(0.5)
+        time.sleep(0.2)
 
 
 def test_serve_follows_a_training_run_of_the_same_experiment(tmp_path: Path) -> None:

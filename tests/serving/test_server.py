@@ -268,7 +268,10 @@ def test_model_replaced_under_a_running_server(stack: Stack) -> None:
             with open(path, "r+b") as f:
                 f.truncate(len(raw) // 3)
             n = len(seen)
-            time.sleep(1.5)  # several rescans
+            for _ in range(3):  # several rescans, each awaited (not slept through)
+                stack.handle.refresh.remote().result(timeout_s=60)
+            m = len(seen)
+            _wait_for(lambda: len(seen) > m)  # and replies since the last of them
             assert len(seen) > n and all(s == want_second for s in seen[n:])
             assert {m["name"]: m for m in watcher.models()}["swap"]["sha256"] == sha
         finally:

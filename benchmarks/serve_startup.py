@@ -7,7 +7,7 @@ How to run this script::
     .venv/bin/python benchmarks/serve_startup.py --burners 2         # beside two CPU-burning processes
     .venv/bin/python benchmarks/serve_startup.py --models ""         # a fresh model of the default size instead
     .venv/bin/python benchmarks/serve_startup.py --runs 1 --signal INT
-    .venv/bin/python benchmarks/serve_startup.py --serve-args="--no-dashboard"   # what the dashboard costs
+    .venv/bin/python benchmarks/serve_startup.py --serve-args="--dashboard"   # what the dashboard costs
     .venv/bin/python benchmarks/serve_startup.py --json
     .venv/bin/python benchmarks/serve_startup.py --runs 1 --latency-seconds 5   # and a client's latency
 

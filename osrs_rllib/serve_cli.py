@@ -53,8 +53,9 @@ def serve(
     idle_timeout: Annotated[float, typer.Option(min=1, help="Seconds before an idle connection is closed.")] = 300.0,
     num_cpus: Annotated[int | None, typer.Option(min=1, help="CPUs of the embedded Ray (default: all).")] = None,
     dashboard: Annotated[
-        bool, typer.Option("--dashboard/--no-dashboard", help="Start Ray's dashboard with an embedded Ray.")
-    ] = True,
+        bool, typer.Option("--dashboard/--no-dashboard", help="Start Ray's dashboard (with its Serve tab) with an "
+                           "embedded Ray; off by default: it costs seconds of start-up.")
+    ] = False,
     dashboard_port: Annotated[
         int | None,
         typer.Option(min=1, max=65535, help="Dashboard port of an embedded Ray (default 8265, or the next free "

@@ -112,7 +112,8 @@ class ServeSettings:
     """None starts a private local Ray (even when another runs on this machine, e.g. a training run's);
     ``auto`` or ``HOST:PORT`` joins a running cluster."""
     num_cpus: int | None = None
-    dashboard: bool = True
+    dashboard: bool = False
+    """Ray's dashboard only when asked for: its processes cost a quiet 2-core machine ~2 s of the start-up."""
     dashboard_port: int | None = None
     """None: 8265, or the next free port when another Ray (a training run) holds it. A port given here must
     be free."""
@@ -151,10 +152,12 @@ class Service:
         self._deployed = False
         self._t0 = 0.0
 
-    def _mark(self, step: str) -> None:
+    def _mark(self, step: str, serving: bool = False) -> None:
+        """Record the step's time; a stop requested by now ends the start-up (`ServeStopped`) unless the
+        server already answers (`serving`: the proxy listens), whose stop is the normal shutdown."""
         self.timings[step] = round(time.monotonic() - self._t0, 2)
         logger.info("start-up: %s after %.1f s", step, self.timings[step])
-        if self.should_stop():
+        if self.should_stop() and not serving:
             raise ServeStopped(f"stop requested during start-up (after {step})")
 
     def start(self, after_ray_init: Callable[[], None] | None = None) -> list[dict[str, Any]]:
@@ -192,9 +195,9 @@ class Service:
         # The proxy's process starts while the replicas load their models: the two take seconds each.
         self.proxy, port = _proxy_actor(s.host, s.port, s.limits, APP_NAME, inherit_env=self._own_ray)
         self.address = self._wait_until_up(self.proxy.address.remote(), s.host, port)
-        self._mark("proxy")
+        self._mark("proxy", serving=True)
         models = handle.models.remote().result(timeout_s=60)
-        self._mark("models")
+        self._mark("models", serving=True)
         return models
 
     # -- Ray -------------------------------------------------------------------------------------------

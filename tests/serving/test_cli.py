@@ -155,7 +155,7 @@ def test_a_detached_start_that_fails_leaves_no_record(tmp_path: Path) -> None:
         taken = held.getsockname()[1]
         started = subprocess.run(
             [sys.executable, "-m", "osrs_rllib.cli", "serve", str(models), "--detach", "--port", str(port),
-             "--state-dir", str(state), "--dashboard-port", str(taken)],
+             "--state-dir", str(state), "--dashboard", "--dashboard-port", str(taken)],
             cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True, capture_output=True, timeout=240,
             check=False)
     assert started.returncode == 2, started.stdout + started.stderr

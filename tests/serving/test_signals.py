@@ -2,7 +2,7 @@
 it exits 0 after its "shutting down" path has run, and leaves none of the processes it started behind (Ray's
 agents used to outlive it by a minute; a SIGTERM used to abort it with status -6).
 
-Each case starts a real server in a subprocess with default flags (a private Ray with its dashboard).
+Each case starts a real server in a subprocess with default flags (a private Ray).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def held_port() -> Iterator[int]:
 
 def test_a_taken_default_dashboard_port_moves_to_a_free_one(held_port: int) -> None:
     said: list[str] = []
-    service = Service(ServeSettings(models_dir=None), echo=said.append)
+    service = Service(ServeSettings(models_dir=None, dashboard=True), echo=said.append)
     import serving.runtime as runtime
 
     default = runtime.DEFAULT_DASHBOARD_PORT
@@ -48,7 +48,7 @@ def test_a_taken_default_dashboard_port_moves_to_a_free_one(held_port: int) -> N
 
 
 def test_a_taken_dashboard_port_given_by_the_user_names_our_flags(held_port: int) -> None:
-    service = Service(ServeSettings(models_dir=None, dashboard_port=held_port))
+    service = Service(ServeSettings(models_dir=None, dashboard=True, dashboard_port=held_port))
     with pytest.raises(ServeError) as info:
         service._dashboard_port()
     message = str(info.value)

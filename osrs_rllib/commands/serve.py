@@ -1,7 +1,7 @@
 """`osrs-rllib serve` (and ``serve status`` / ``serve stop``) and `osrs-rllib export`.
 
-Registered on the main app by `osrs_rllib/cli.py`. The serving code itself lives in `serving/` (which never
-imports the trainer); this module only turns options into a `serving.runtime.Service`.
+The serving code itself lives in `serving/` (which never imports the trainer); this module only turns options
+into a `serving.runtime.Service`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from common.atomic_files import copy_atomic
+from osrs_rllib.commands import fail
+
 if TYPE_CHECKING:
     from serving.runtime import ServeSettings
 
-from common.atomic_files import copy_atomic
-
 CONTROL_WORDS = ("status", "stop")
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=2)
 
 
 def serve(
@@ -96,13 +92,13 @@ def serve(
         _stop(states, port, wait)
         return
     if target is None:
-        raise _fail("give a models directory or an experiment to serve (or `serve status` / `serve stop`)")
+        raise fail("give a models directory or an experiment to serve (or `serve status` / `serve stop`)")
     from serving.detached import resolve_models_dir
 
     try:
         models_dir = resolve_models_dir(target, experiments_dir)
     except ServeError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
     if detach:
         _detach(states, port, models_dir, wait_s=ray_start_timeout + start_timeout)
@@ -147,7 +143,7 @@ def _serve_until_stopped(settings: ServeSettings, models_dir: Path, states: Path
         try:
             models = service.start(after_ray_init=stop.install)
         except ServeError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         except ServeStopped as exc:
             typer.echo(f"stopped: {exc}")
             return
@@ -223,7 +219,7 @@ def _detach(states: Path, port: int, models_dir: Path, wait_s: float) -> None:
 
     for r in read_records(states):
         if r.port == port and pid_alive(r.pid):
-            raise _fail(f"a detached server already runs on port {port} (pid {r.pid}); `osrs-rllib serve stop`")
+            raise fail(f"a detached server already runs on port {port} (pid {r.pid}); `osrs-rllib serve stop`")
     argv = [a for a in sys.argv[2:]] if len(sys.argv) > 2 and sys.argv[1] == "serve" else [str(models_dir)]
     os.environ["OSRS_RLLIB_SERVE_DETACHED"] = "1"
     if "--state-dir" not in argv:
@@ -238,7 +234,7 @@ def _detach(states: Path, port: int, models_dir: Path, wait_s: float) -> None:
         if not pid_alive(pid):
             record_path(states, port).unlink(missing_ok=True)
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:]) if log.exists() else ""
-        raise _fail(f"{problem}; its log ({log}) ends:\n{tail}")
+        raise fail(f"{problem}; its log ({log}) ends:\n{tail}")
     typer.echo(f"ready: answering on port {port}, {time.monotonic() - t0:.1f} s after the command")
     typer.echo("see it with `osrs-rllib serve status`, stop it with `osrs-rllib serve stop"
                + (f" --port {port}`" if port != 9999 else "`"))
@@ -316,7 +312,7 @@ def _stop(states: Path, port: int, wait: float) -> None:
     records = [r for r in read_records(states) if r.port == port]
     if not records:
         ports = [r.port for r in read_records(states)]
-        raise _fail(f"no detached server on port {port}" + (f"; recorded ports: {ports}" if ports else ""))
+        raise fail(f"no detached server on port {port}" + (f"; recorded ports: {ports}" if ports else ""))
     typer.echo(f"port {port}: {stop_detached(records[0], states, wait)}")
 
 
@@ -337,30 +333,30 @@ def export(
     from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
 
     if out.suffix != MODEL_SUFFIX:
-        raise _fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
+        raise fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
     if snapshot is not None:
         from osrs_rllib.league_snapshots import SnapshotError, export_snapshot
 
         try:
             md = export_snapshot(checkpoint, snapshot, out)
         except SnapshotError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         typer.echo(f"wrote {out} ({snapshot} of {checkpoint.name}, snapshot at iteration {md.get('iteration')})")
         return
     ckpt = checkpoint
     if (checkpoint / "checkpoints").is_dir():
         latest = Experiment(checkpoint.parent, checkpoint.name).latest_checkpoint()
         if latest is None:
-            raise _fail(f"experiment {checkpoint} has no complete checkpoint")
+            raise fail(f"experiment {checkpoint} has no complete checkpoint")
         ckpt = latest.path
     if not ckpt.is_dir():
-        raise _fail(f"no checkpoint directory at {checkpoint}")
+        raise fail(f"no checkpoint directory at {checkpoint}")
     written = (ckpt / MODEL_NAME) if policy == "main" else None
     if written is not None and written.is_file():
         try:
             model = load_model_file(written)  # check it before copying it anywhere
         except ModelFileError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         copy_atomic(written, out)
         md = model.metadata
     else:
@@ -373,7 +369,7 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
     policy_dir = ckpt / "policies" / policy_id
     if not policy_dir.is_dir():
         found = sorted(p.name for p in (ckpt / "policies").iterdir()) if (ckpt / "policies").is_dir() else []
-        raise _fail(f"{ckpt} has no model file and no RLlib policy {policy_id!r}" +
+        raise fail(f"{ckpt} has no model file and no RLlib policy {policy_id!r}" +
                     (f"; its policies: {', '.join(found)}" if found else " (not a training checkpoint?)"))
     from ray.rllib.policy.policy import Policy
 

@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -22,6 +19,7 @@ import pytest
 
 from osrs_rllib.experiment import Experiment
 from policies.model_file import load_model_file
+from tests.command_process import CommandProcess
 from tests.serving.conftest import write_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,25 +28,11 @@ HARD_STOP_LIMIT_S = 5.0
 SLOW = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 
-class Command:
+class Command(CommandProcess):
     """An `osrs-rllib` command in its own session, its output collected line by line."""
 
     def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "osrs_rllib.cli", *args], cwd=REPO,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
-            self.lines.append(raw.decode(errors="replace"))
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
+        super().__init__(list(args))
 
     def wait_for_text(self, text: str, limit_s: float = 900.0) -> None:
         until = time.monotonic() + limit_s
@@ -66,7 +50,7 @@ class Command:
         t0 = time.monotonic()
         code = self.proc.wait(timeout=120)
         took = time.monotonic() - t0
-        self._reader.join(10)
+        self.join_reader()
         return code, took
 
     def kill(self) -> None:

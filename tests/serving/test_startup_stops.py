@@ -12,9 +12,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,9 +24,9 @@ from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from serving.client import build_request
 from serving.detached import ServeRecord, write_record
 from serving.runtime import free_port
+from tests.command_process import CommandProcess
 from tests.serving.conftest import write_model
 
-REPO = Path(__file__).resolve().parents[2]
 LINE = json.dumps(build_request("latest", np.zeros(OBS_SIZE), np.ones(NUM_LOGITS, dtype=bool))).encode() + b"\n"
 SIGTERM_BIT = 1 << (signal.SIGTERM - 1)
 
@@ -57,7 +54,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-class Server:
+class Server(CommandProcess):
     """`osrs-rllib serve` in a session of its own, its output collected, recorded as a detached server would be."""
 
     def __init__(self, tmp_path: Path) -> None:
@@ -67,27 +64,11 @@ class Server:
         self.port = free_port()
         self.state = tmp_path / f"state-{self.port}"  # one per server: a stop while loading may leave a record
         self.t0 = time.monotonic()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "osrs_rllib.cli", "serve", str(models), "--port", str(self.port), "--state-dir",
-             str(self.state), "--no-dashboard"],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "OSRS_RLLIB_SERVE_DETACHED": "1"},
-        )
+        super().__init__(["serve", str(models), "--port", str(self.port), "--state-dir", str(self.state),
+                          "--no-dashboard"], env={"OSRS_RLLIB_SERVE_DETACHED": "1"})
         # What `serve --detach` writes for its child before it is up.
         write_record(self.state, ServeRecord(pid=self.proc.pid, host="?", port=self.port, models_dir=str(models),
                                              log="-", started_unix=time.time(), state="starting"))
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
-            self.lines.append(raw.decode(errors="replace"))
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
 
     def wait_for(self, condition: Callable[[], bool], limit_s: float = 400.0) -> None:
         until = time.monotonic() + limit_s
@@ -124,7 +105,7 @@ class Server:
         try:
             code = self.proc.wait(timeout=120)
         finally:
-            self._reader.join(10)
+            self.join_reader()
         until = time.monotonic() + 10.0
         while session_processes(self.proc.pid) and time.monotonic() < until:
             time.sleep(0.05)

@@ -238,6 +238,9 @@ class FightSummary:
     model_sampling: bool = False
     """Model sides sampled their action heads instead of playing greedy (``fight --model-sampling``): how a model's
     sampling exploit run meets it, and how ``serve`` answers a request that leaves out ``deterministic``."""
+    not_played: int = 0
+    """Fights asked for but not played to their end because a stop was requested (`n` counts only those that
+    ended; every figure is over them alone)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict of every field."""
@@ -254,6 +257,18 @@ DEFAULT_PARALLEL = 16
 """Fights `run_fights` plays at once: enough for a model side's batched forward pass to pay, few enough to keep
 the engines' memory small."""
 
+class _Stopped(Exception):
+    """Raised inside the fight loop to abandon the fights in flight once a stop is requested."""
+
+
+class FightsStopped(Exception):
+    """A stop was requested before any fight ended: there is nothing to summarise."""
+
+    def __init__(self, not_played: int) -> None:
+        super().__init__(f"stopped before any fight ended ({not_played} not played)")
+        self.not_played = not_played
+
+
 _MIRROR = {Outcome.WON: Outcome.LOST, Outcome.LOST: Outcome.WON, Outcome.TIED: Outcome.TIED}
 
 
@@ -269,6 +284,7 @@ def run_fights(
     parallel: int = DEFAULT_PARALLEL,
     engine: str = "auto",
     model_sampling: bool = False,
+    should_stop: Callable[[], bool] | None = None,
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
     and fight type.
@@ -292,12 +308,15 @@ def run_fights(
             same on both.
         model_sampling: Model sides sample their action heads (seeded per fight and seat, so the same seed gives
             the same fights) instead of taking each head's most probable legal value.
+        should_stop: Polled every tick of every fight; once it says so, the fights in flight are abandoned and the
+            summary covers the fights that ended (`FightSummary.not_played` counts the rest).
 
     Returns:
         The `FightSummary`.
 
     Raises:
         ValueError: Bad side names or options (see `plan_matchup`), n < 1, seed < 0 or an unknown engine.
+        FightsStopped: A stop was requested before any fight ended.
     """
     check_engine(engine)
     if n < 1 or seed < 0:
@@ -318,7 +337,7 @@ def run_fights(
     """Each fight's outcome from A's view, then tallied in fight order (fights may end in any order)."""
     truncated, lengths = [False] * n, [0] * n
     splits: list[tuple[Any, Any]] = [(None, None)] * n
-    damage = [0, 0]  # dealt, received
+    dealt, received = [0] * n, [0] * n  # per fight: the hitpoints side A's opponent and side A lost
     pending: dict[int, tuple[list[Any], Any]] = {}
     done = 0
 
@@ -332,11 +351,13 @@ def run_fights(
 
     def on_step(k: int, fight: AnyEngine, step: EngineStep) -> None:
         nonlocal done
+        if should_stop is not None and should_stop():
+            raise _Stopped
         if recording is not None:
             actions, readings = pending.pop(k)
             recording.stepped(fight, step, actions, readings)
-        damage[0] += sum(fight.hitsplats(1 - side_a))
-        damage[1] += sum(fight.hitsplats(side_a))
+        dealt[k] += sum(fight.hitsplats(1 - side_a))
+        received[k] += sum(fight.hitsplats(side_a))
         if not (step.terminated or step.truncated):
             return
         outcome0 = step.outcomes[0]
@@ -356,28 +377,20 @@ def run_fights(
 
     seats = [None if p is None else p.seat() for p in players]
     seeds = [seed + k for k in range(n)]
-    play_fights(
-        plan,
-        seeds,
-        seats[0],
-        seats[1],
-        parallel=max(1, parallel),
-        on_start=on_start,
-        on_act=on_act,
-        on_step=on_step,
-        engine=engine,
-    )
-
-    summary = _summarise(a, b, seed, options, outcomes, truncated, lengths, splits, damage, m.rules, model_sampling)
-    logger.info(
-        "%s vs %s: %d-%d-%d (win rate %.3f)",
-        a,
-        b,
-        summary.wins,
-        summary.losses,
-        summary.ties,
-        summary.win_rate,
-    )
+    try:
+        play_fights(plan, seeds, seats[0], seats[1], parallel=max(1, parallel), on_start=on_start, on_act=on_act,
+                    on_step=on_step, engine=engine)  # fmt: skip
+    except _Stopped:
+        logger.warning("stop requested: %d of %d fights ended; the rest are not played", done, n)
+        if not done:
+            raise FightsStopped(n) from None
+    ended = [k for k in range(n) if outcomes[k] is not None]
+    summary = _summarise(a, b, seed, options, [outcomes[k] for k in ended], [truncated[k] for k in ended],
+                         [lengths[k] for k in ended], [splits[k] for k in ended],
+                         (sum(dealt[k] for k in ended), sum(received[k] for k in ended)), m.rules, model_sampling)
+    summary = dataclasses.replace(summary, not_played=n - len(ended))
+    logger.info("%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties,
+                summary.win_rate)  # fmt: skip
     return summary
 
 

@@ -68,8 +68,9 @@ def fight(
     prayer_switcher and apprentice). prescient is an upper bound, not honest play: it is shown its
     opponent's action of the tick, so it cannot face the baseline.
     """
+    from common.stops import StopRequest
     from envs.nh.core_engine import check_engine
-    from osrs_rllib.fight import plan_matchup, run_fights
+    from osrs_rllib.fight import FightsStopped, plan_matchup, run_fights
     from osrs_rllib.stratified_fights import parse_builds
 
     try:
@@ -83,16 +84,26 @@ def fight(
     except ValueError as exc:
         raise fail(str(exc)) from None
 
+    # A stop (SIGTERM, Ctrl-C) abandons the fights in flight and reports those that ended; a second one exits 130.
+    stop = StopRequest().install()
+
     def play(progress: Callable[[int], None] | None) -> Any:
         return run_fights(
             a, b, n, seed, options, progress=progress, builds=builds, record=record, engine=engine,
-            model_sampling=model_sampling,
+            model_sampling=model_sampling, should_stop=lambda: stop.requested,
         )  # fmt: skip
 
-    if as_json:
-        typer.echo(json.dumps(play(None).to_dict(), default=str))
-        return
-    _print_summary(_with_progress_bar(f"{a} vs {b}", n, play), model_sampling, record)
+    try:
+        if as_json:
+            typer.echo(json.dumps(play(None).to_dict(), default=str))
+            return
+        _print_summary(_with_progress_bar(f"{a} vs {b}", n, play), model_sampling, record)
+    except FightsStopped as exc:
+        typer.echo(f"{exc}: nothing to report", err=True)
+    except KeyboardInterrupt:  # a second signal (`HardStop`)
+        raise typer.Exit(code=130) from None
+    finally:
+        stop.uninstall()
 
 
 def _with_progress_bar(label: str, n: int, play: Callable[[Callable[[int], None]], Any]) -> Any:
@@ -116,6 +127,9 @@ def _print_summary(summary: Any, model_sampling: bool, record: Path | None) -> N
         typer.echo(summary.rules.describe())
     if model_sampling:
         typer.echo("model sides sampled their actions (--model-sampling); without it they play greedy")
+    if summary.not_played:
+        typer.echo(f"stopped: {summary.not_played} of the {summary.n + summary.not_played} fights were not played; "
+                   f"the figures are over the {summary.n} that ended")
     if record is not None:
         first = record / "fight-000000.nhreplay"
         typer.echo(f"{summary.n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")

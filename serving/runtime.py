@@ -300,7 +300,9 @@ class Service:
                 app_running = state == "RUNNING"
                 if app_running:
                     why = ""
-            if address is not None and app_running:
+            if address is not None and (app_running or self.should_stop()):
+                # The proxy listens only once a model server answers: from here a stop is the normal shutdown,
+                # even before Serve's own status says RUNNING (clients may already have had their answers).
                 return address
             if self.should_stop():
                 raise ServeStopped("stop requested during start-up")

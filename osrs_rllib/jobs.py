@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from osrs_rllib.experiment import Experiment, list_experiments
+
+ACTIVE_STATES = ("starting", "running", "stopping")
+"""Run states of a process that is still going (a stop reaches it)."""
+
+
+class JobsError(ValueError):
+    """A stop aimed at an experiment that is not there (the message names it and where it was looked for)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,22 @@ def stop_job(exp: Experiment, wait_s: float = 0.0) -> str:
     return exp.effective_state()
 
 
+def stop_jobs(root: str | os.PathLike[str], names: Sequence[str] | None = None, wait_s: float = 0.0) -> dict[str, str]:
+    """Stop the named runs, or every run still going when `names` is None (`stop_job`, each waiting up to
+    `wait_s`): each run's state afterwards, in order; empty when none was going.
+
+    Raises:
+        JobsError: A named experiment has no run in `root`; checked for every name before any run is stopped.
+    """
+    if names is None:
+        names = [j.name for j in list_jobs(root) if j.state in ACTIVE_STATES]
+    experiments = [Experiment(root, name) for name in names]
+    for exp in experiments:
+        if not exp.run_path.exists():
+            raise JobsError(f"no experiment {exp.name!r} in {root}/")
+    return {exp.name: stop_job(exp, wait_s=wait_s) for exp in experiments}
+
+
 RAY_TOKEN_FILE = Path.home() / ".ray" / "auth_token"
 """Where Ray keeps the token of its token authentication when neither RAY_AUTH_TOKEN nor RAY_AUTH_TOKEN_PATH
 is set (Ray generates it on the first start)."""
@@ -113,4 +137,3 @@ def dashboard_login_hint() -> str:
     if token is None:
         return "Ray dashboard token: none found (token authentication is off, or Ray has not written it yet)"
     return f"Ray dashboard token: in {where}; `osrs-rllib dashboard-token` prints it, paste it into the login dialog"
-

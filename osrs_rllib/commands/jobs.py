@@ -75,25 +75,23 @@ def stop(
     all_: Annotated[bool, typer.Option("--all", help="Stop every running experiment.")] = False,
     experiments_dir: Annotated[str, typer.Option(help="Where experiments live.")] = "experiments",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the final checkpoint (0: don't wait).")] = 600.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print each run's state afterwards as JSON.")] = False,
 ) -> None:
     """Stop a run cleanly: it finishes its iteration, writes a checkpoint and exits."""
-    from osrs_rllib.experiment import Experiment
-    from osrs_rllib.jobs import list_jobs, stop_job
+    from osrs_rllib.jobs import JobsError, stop_jobs
 
     if (name is None) == (not all_):
         raise fail("give an experiment NAME or --all (not both)")
-    if all_:
-        targets = [j.name for j in list_jobs(experiments_dir) if j.state in ("starting", "running", "stopping")]
-    else:
-        targets = [name] if name is not None else []
-    if not targets:
-        typer.echo("nothing is running")
+    try:
+        states = stop_jobs(experiments_dir, None if name is None else [name], wait_s=wait)
+    except JobsError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(states))
         return
-    for target in targets:
-        exp = Experiment(experiments_dir, target)
-        if not exp.run_path.exists():
-            raise fail(f"no experiment {target!r} in {experiments_dir}/")
-        state = stop_job(exp, wait_s=wait)
+    if not states:
+        typer.echo("nothing is running")
+    for target, state in states.items():
         typer.echo(f"{target}: {state}")
 
 

@@ -218,7 +218,11 @@ class LeagueRunner:
                 logger.info("league: snapshot %s of %s", event.snapshot_id, event.source)
             elif isinstance(event, ResetEvent):
                 target = algorithm.get_policy(event.player_id)
-                target.set_weights(algorithm.get_policy(event.to).get_weights())
+                # Not `set_weights(get_weights())`: RLlib's `set_weights` casts every float64 array to float32
+                # (`convert_to_torch_tensor`), so main's running normalisers (float64 mean and var) reached the
+                # exploiter rounded (relative 4e-8 in obs_norm.mean, measured). The state dict copies them exactly;
+                # `load_state_dict` copies values, so the two learners share no tensor.
+                target.model.load_state_dict(algorithm.get_policy(event.to).model.state_dict())
                 # RLlib's torch policies keep their Adam optimisers in the private `_optimizers` (no public
                 # accessor); read without a default so that a rename fails here instead of keeping the old
                 # Adam moments, and tests/osrs_rllib/test_framework_internals.py pins the attribute.

@@ -129,6 +129,10 @@ class LeagueConfig:
     most snapshots is evicted, the oldest among equal qualities."""
     seed: Count = 0
     """Seed of the league's own generator (the league-exploiter reset draws)."""
+    probe_window: PositiveCount = 200
+    """Games between a main exploiter and main in the exploitability probe's rolling window (TensorBoard
+    ``league/probe/exploiter_win_rate``): the exploiters' share of those games, never cleared by a checkpoint or a
+    reset, so it reads how easy main is to beat for an opponent that studies it, over the whole run."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle through `to_dict`: a read-only mix (`MappingProxyType`) cannot be pickled itself."""

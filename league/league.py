@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -109,6 +110,10 @@ class League:
         self.iteration = 0
         self.env_steps = 0
         self.last_main_snapshot_iteration = 0
+        self.probe_scores: deque[float] = deque(maxlen=c.probe_window)
+        """The exploitability probe: a main exploiter's score in each of the latest games it played against main."""
+        self.probe_at_checkpoint: float | None = None
+        """The latest main exploiter's window win rate when it was checkpointed: how far a full budget took it."""
         self.clock = clock
         self.rng = np.random.default_rng(c.seed)
         """The league's own generator (league-exploiter reset draws); serialised with the state."""
@@ -333,6 +338,8 @@ class League:
         for pid, o in ((player_a, outcome), (player_b, outcome.flipped())):
             if pid in self.exploiters:
                 self.exploiters[pid].record(o.score)
+                if self.exploiters[pid].role is ExploiterRole.MAIN and MAIN in (player_a, player_b):
+                    self.probe_scores.append(o.score)
 
     def _count_kind(self, learner: str, opponent: str, outcome: Outcome, kind: str | None) -> None:
         if learner != MAIN and learner not in self.exploiters:
@@ -396,6 +403,8 @@ class League:
             if reason is None:
                 continue
             events += self.add_snapshot(pid, training_steps=state.steps, reason=reason)
+            if state.role is ExploiterRole.MAIN:
+                self.probe_at_checkpoint = recent_win_rate(state.recent_scores)
             state.checkpoints += 1
             state.steps_at_checkpoint = state.steps
             state.recent_scores.clear()
@@ -448,6 +457,7 @@ class League:
                 vs_main.append(rate)
         if vs_main:
             out["league/main_exploiters/win_rate_vs_main"] = float(np.mean(vs_main))
+            out |= self.probe_metrics()
         main = self.ratings.get(MAIN)
         out |= {
             "league/main/elo": main.elo,
@@ -455,6 +465,16 @@ class League:
             "league/main/sigma": main.sigma,
             "league/main/conservative_rating": main.conservative,
         }
+        return out
+
+    def probe_metrics(self) -> dict[str, float]:
+        """The exploitability probe (``league/probe/...``): the main exploiters' rolling win rate against main, the
+        games in its window, and the window win rate the latest main exploiter had reached when it was checkpointed."""
+        out = {"league/probe/window_games": float(len(self.probe_scores))}
+        if self.probe_scores:
+            out["league/probe/exploiter_win_rate"] = float(np.mean(self.probe_scores))
+        if self.probe_at_checkpoint is not None:
+            out["league/probe/win_rate_at_checkpoint"] = self.probe_at_checkpoint
         return out
 
     # -----------------------------------------------------------------------------------------------------
@@ -480,6 +500,7 @@ class League:
                 learner: {k: list(v) for k, v in kinds.items()} for learner, kinds in self.kind_stats.items()
             },
             "rng": self.rng.bit_generator.state,
+            "probe": {"scores": list(self.probe_scores), "at_checkpoint": self.probe_at_checkpoint},
         }
 
     @classmethod
@@ -505,6 +526,10 @@ class League:
             for learner, kinds in values["kind_stats"].items()
         }
         league.rng.bit_generator.state = values["rng"]
+        probe = values.get("probe") or {}  # a state saved before the probe existed has none
+        league.probe_scores.extend(float(x) for x in probe.get("scores", []))
+        at_checkpoint = probe.get("at_checkpoint")
+        league.probe_at_checkpoint = float(at_checkpoint) if at_checkpoint is not None else None
         return league
 
     def __eq__(self, other: object) -> bool:

@@ -10,6 +10,8 @@ kind              opponent
 ``latest``        the learner's most recent frozen snapshot
 ``prioritized``   a snapshot of the learner, softmax over quality scores (OpenAI Five)
 ``pfsp``          any frozen snapshot in the league, weighted by f(P[learner beats it]) (AlphaStar PFSP)
+``exploiters``    a snapshot of an exploiter (main or league exploiter), uniformly
+``exploiters_pfsp``  a snapshot of an exploiter, by PFSP weight
 ``main``          the current main policy (what main exploiters play)
 ``scripted``      a registered scripted opponent, uniformly
 ``baseline``      the in-simulator bot
@@ -32,17 +34,30 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from league.players import MAIN, PlayerKind
+from league.players import MAIN, PlayerKind, parse_snapshot_id, player_kind
 
 SELF_PLAY = "self_play"
 LATEST = "latest"
 PRIORITIZED = "prioritized"
 PFSP = "pfsp"
+EXPLOITERS = "exploiters"
+EXPLOITERS_PFSP = "exploiters_pfsp"
 CURRENT_MAIN = "main"
 SCRIPTED = "scripted"
 BASELINE_KIND = "baseline"
 TARGET = "target"
-OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, LATEST, PRIORITIZED, PFSP, CURRENT_MAIN, SCRIPTED, BASELINE_KIND, TARGET)
+OPPONENT_KINDS: tuple[str, ...] = (
+    SELF_PLAY,
+    LATEST,
+    PRIORITIZED,
+    PFSP,
+    EXPLOITERS,
+    EXPLOITERS_PFSP,
+    CURRENT_MAIN,
+    SCRIPTED,
+    BASELINE_KIND,
+    TARGET,
+)
 """Every kind a mix may name (besides the id of one registered fixed player)."""
 _FIXED_KIND_OF: dict[str, PlayerKind] = {
     SCRIPTED: PlayerKind.SCRIPTED,
@@ -244,6 +259,40 @@ class PrioritizedFictitiousSelfPlay:
         return Candidates(tuple(snapshots), pfsp_probabilities(rates, self.weighting, self.p))
 
 
+def exploiter_snapshots(view: LeagueView) -> list[str]:
+    """Every frozen snapshot of an exploiter (main or league exploiter), oldest first."""
+    exploiters = (PlayerKind.MAIN_EXPLOITER, PlayerKind.LEAGUE_EXPLOITER)
+    out = []
+    for sid in view.all_snapshots():
+        parsed = parse_snapshot_id(sid)
+        if parsed is not None and player_kind(parsed[0]) in exploiters:
+            out.append(sid)
+    return out
+
+
+@dataclass(frozen=True)
+class ExploiterSnapshots:
+    """The exploiters' snapshots only, uniformly or by PFSP weight: what the exploiters found, as main's opponents.
+
+    Why a kind of its own: `pfsp` draws from every snapshot, and main's own snapshots (one every
+    ``snapshot_interval`` iterations) outnumber the exploiters' (one per exploiter checkpoint) tens to one, so an
+    exploiter's snapshot was a rare draw there. The hand-made fine-tune that lowered exploitability played frozen
+    exploiters as targets at a fixed share; this kind gives the league's own exploiters that share as they are
+    snapshotted, with no file copied by hand.
+    """
+
+    pfsp: bool = False
+    weighting: str = "hard"
+    p: float = 2.0
+
+    def candidates(self, view: LeagueView, learner: str) -> Candidates:
+        snapshots = exploiter_snapshots(view)
+        if not snapshots or not self.pfsp:
+            return _uniform(snapshots)
+        rates = [view.win_rate(learner, s) for s in snapshots]
+        return Candidates(tuple(snapshots), pfsp_probabilities(rates, self.weighting, self.p))
+
+
 @dataclass(frozen=True)
 class CurrentMain:
     """The live main policy (main exploiters' only opponent)."""
@@ -282,6 +331,8 @@ def strategy_for(kind: str, eta: float = DEFAULT_ETA, weighting: str = "hard", p
         return PrioritizedPastSelf(eta)
     if kind == PFSP:
         return PrioritizedFictitiousSelfPlay(weighting, p)
+    if kind in (EXPLOITERS, EXPLOITERS_PFSP):
+        return ExploiterSnapshots(kind == EXPLOITERS_PFSP, weighting, p)
     if kind == CURRENT_MAIN:
         return CurrentMain()
     if kind in _FIXED_KIND_OF:

@@ -107,9 +107,10 @@ EVAL_OPPONENTS: tuple[str, ...] = (BASELINE, *LADDER)
 """Opponents an evaluation can fight: the in-simulator baseline (spec §18) and every scripted ladder rung."""
 TARGET = "target"
 """Mix kind of the frozen model files in `OpponentsConfig.targets` (the league's fixed ``target_<slug>`` players)."""
-LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp", TARGET)
+LEAGUE_KINDS: tuple[str, ...] = ("latest", "prioritized", "pfsp", "exploiters", "exploiters_pfsp", TARGET)
 """Mix kinds the league draws (`league/`): its frozen snapshots (the newest one, prioritized past-self as in
-OpenAI Five, PFSP as in AlphaStar) and the fixed model files of ``opponents.targets``."""
+OpenAI Five, PFSP as in AlphaStar, the exploiters' snapshots uniformly or by PFSP) and the fixed model files of
+``opponents.targets``."""
 OPPONENT_KINDS: tuple[str, ...] = (SELF_PLAY, *EVAL_OPPONENTS, *LEAGUE_KINDS)
 """Valid keys of `OpponentsConfig.mix`. Extend this tuple (e.g. with league kinds) to admit new kinds."""
 _RESERVED_PARAMS: dict[str, str] = {
@@ -477,6 +478,14 @@ class TrainConfig(_Section):
                 "keep_best false, or evaluation.interval > 0",
                 field="checkpoint.keep_best",
                 related=("evaluation.interval",),
+            )
+        exploiter_kinds = [k for k in ("exploiters", "exploiters_pfsp") if self.opponents.mix.get(k, 0) > 0]
+        if exploiter_kinds and self.league.main_exploiters + self.league.league_exploiters == 0:
+            raise Invalid(
+                f"the mix gives {exploiter_kinds[0]!r} a share but the league has no exploiters to snapshot",
+                "league.main_exploiters or league.league_exploiters > 0, or no share for it",
+                field=f"opponents.mix.{exploiter_kinds[0]}",
+                related=("league.main_exploiters",),
             )
         return self
 

@@ -64,6 +64,10 @@ def tensorboard_tag(key: str) -> str:
     return "rllib/" + key
 
 
+PROBE_PREFIX = "league/probe/"
+"""The league's exploitability probe in an iteration's metrics (`league.league.League.probe_metrics`)."""
+
+
 def summary_figures(
     metrics: Mapping[str, float], steps_per_s: float, state: RunState, cfg: TrainConfig
 ) -> dict[str, Any]:
@@ -110,7 +114,14 @@ def summary_figures(
         "eval_iteration": state.last_eval.get("iteration"),
         "best_eval_win_rate": state.best_eval_win_rate,
         "eta_seconds": eta,
+        "exploitability_probe": _probe(metrics),
     }
+
+
+def _probe(metrics: Mapping[str, float]) -> dict[str, float] | None:
+    """The league's exploitability probe (`league.league.League.probe_metrics`); None without main exploiters."""
+    probe = {k.removeprefix(PROBE_PREFIX): v for k, v in metrics.items() if k.startswith(PROBE_PREFIX)}
+    return probe or None
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ from league.config import LeagueConfig
 from osrs_rllib.config_errors import ConfigError, config_error
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
 from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config_recipe import PhaseSpec, ShipConfig, check_phases, phase_key
 from osrs_rllib.config_types import (
     LOG_LEVELS,
     NonNegativeInt,
@@ -453,6 +454,11 @@ class TrainConfig(_Section):
     """TensorBoard, terminal view, log level."""
     init: InitConfig = InitConfig()
     """A warm start from a model file (``train --init``); none by default."""
+    phases: list[PhaseSpec] = Field(default_factory=list)
+    """A recipe's stages, trained in order by one ``osrs-rllib train`` (`osrs_rllib/config_recipe.py`); none: a
+    single run."""
+    ship: ShipConfig | None = None
+    """The rule ``osrs-rllib ship`` picks the shipped model by (`osrs_rllib/config_recipe.py`); null: none stated."""
 
     @field_validator("league", mode="before")
     @classmethod
@@ -548,9 +554,12 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
     resolved = _resolve(path, overrides, list(TrainConfig.model_fields))
     _reject_non_finite(resolved.data, (), resolved)
     try:
-        return TrainConfig.model_validate(resolved.data)
+        cfg = TrainConfig.model_validate(resolved.data)
     except ValidationError as exc:
-        raise config_error(exc, TrainConfig, resolved.blame) from None
+        raise phase_key(config_error(exc, TrainConfig, resolved.blame), resolved.data) from None
+    if cfg.phases or cfg.ship is not None:  # each phase is a whole config: validated as one, its file named
+        check_phases(cfg, resolved.blame(("phases",) if cfg.phases else ("ship",)))
+    return cfg
 
 
 def dump_config(cfg: TrainConfig, header: str | None = None) -> str:

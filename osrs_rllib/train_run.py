@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from osrs_rllib.config import TrainConfig
 
 
 class TrainRunError(Exception):
@@ -50,6 +54,8 @@ def run_train(
 
     try:
         cfg = load_config(config, list(overrides))
+        if cfg.phases:  # a recipe: its phases in order, in one experiment (osrs_rllib/phases.py)
+            return _run_phased(config, cfg, overrides, resume, force, detach_argv, echo)
         saved = []  # a resume's own config, read back before the experiment's state is checked
         exp = Experiment.open(
             cfg.experiments_dir,
@@ -74,8 +80,27 @@ def run_train(
     from osrs_rllib.train import Trainer, TrainingError
 
     logging.basicConfig(level=cfg.logging.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    trainer = Trainer(cfg, exp, resume=resume, echo=echo)
+    from osrs_rllib.phases import RecipeHook, command_line
+
+    trainer = Trainer(cfg, exp, resume=resume, echo=echo, hooks=[RecipeHook(config, command_line())])
     try:
         return trainer.run()
     except (TrainingError, ExperimentError, WarmStartError) as exc:
+        raise TrainRunError(str(exc)) from None
+
+
+def _run_phased(
+    config: str,
+    cfg: TrainConfig,
+    overrides: Sequence[str],
+    resume: bool,
+    force: bool,
+    detach_argv: Sequence[str] | None,
+    echo: Callable[[str], None],
+) -> int:
+    from osrs_rllib.phases import PhaseError, run_phased
+
+    try:
+        return run_phased(config, cfg, overrides, resume=resume, force=force, detach_argv=detach_argv, echo=echo)
+    except PhaseError as exc:
         raise TrainRunError(str(exc)) from None

@@ -18,20 +18,37 @@ def config_show(
         list[str] | None,
         typer.Option("--set", help="Override key.path=value (value read as YAML, e.g. ppo.lr=1e-4); repeatable."),
     ] = None,
+    phase: Annotated[
+        str | None, typer.Option(help="Print this phase of a recipe as the whole config its run trains with.")
+    ] = None,
 ) -> None:
     """Print FILE fully resolved (extends merged, overrides applied, defaults filled in) as YAML.
 
-    The output is itself a valid config: saving it and loading it gives the same configuration.
+    The output is itself a valid config: saving it and loading it gives the same configuration. A recipe's
+    phases are listed on top (each one's budget and start); --phase NAME prints one phase resolved.
     """
     from osrs_rllib.config import ConfigError, dump_config, load_config
+    from osrs_rllib.config_recipe import phase_config, phase_lines
 
     overrides = set_ or []
     try:
         cfg = load_config(file, overrides)
+        names = [p.name for p in cfg.phases]
+        if phase is not None and phase not in names:
+            raise fail(f"{file}: phases: no phase {phase!r}; the phases are {', '.join(names) or 'none'}")
+        if phase is not None:
+            k = names.index(phase)
+            init = f"<phase {k}'s {cfg.phases[k].init_from}.nhmodel>" if k else None
+            cfg = phase_config(
+                cfg, k, file, experiments_dir=f"{cfg.experiments_dir}/{cfg.name}/phases", init_model=init
+            )
     except ConfigError as exc:
         raise fail(str(exc)) from None
     command = " ".join(["osrs-rllib config show", file, *(f"--set {o}" for o in overrides)])
     header = f"{command}\nresolved: extends merged, overrides applied, defaults filled in"
+    if phase is not None:
+        header += f"\nphase {phase!r} of the recipe: the config its run trains with"
+    header = "\n".join([header, *phase_lines(cfg)])
     typer.echo(dump_config(cfg, header=header), nl=False)
 
 

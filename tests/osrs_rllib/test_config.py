@@ -96,8 +96,8 @@ def test_main_preset_writes_every_hyperparameter_out() -> None:
     """RLlib's defaults are not ours: nothing in nh.yml may be left to a schema default."""
     raw = yaml.safe_load((CONFIGS / "nh.yml").read_text(encoding="utf-8"))
     for section, field in TrainConfig.model_fields.items():
-        if section == "name":
-            continue  # the file's stem, on purpose
+        if section in ("name", "phases", "ship"):
+            continue  # the file's stem, on purpose; a recipe's sections (configs/nh-main.yml), not the job's
         assert section in raw, section
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):  # a section model

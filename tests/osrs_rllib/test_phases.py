@@ -1,0 +1,178 @@
+"""A recipe in phases: one config, one ``osrs-rllib train``, the phases in order, resumable in the middle of one.
+
+The runs are real (Ray, RLlib, files on disk) at the smoke config's size with evaluation off, in this process
+(`osrs_rllib.train_run.run_train`, what the command calls), so a phase costs seconds. What is asserted is what
+the run records: ``phases.json``, each phase's ``run.json``, checkpoints and ``init.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from osrs_rllib.cli import app
+from osrs_rllib.config import ConfigError, load_config
+from osrs_rllib.experiment import Experiment
+from osrs_rllib.phases import PHASES_FILE, RECIPE_FILE, PhasedRun
+from osrs_rllib.train_run import TrainRunError, run_train
+
+REPO = Path(__file__).resolve().parents[2]
+BATCH = 512
+"""Env steps per smoke iteration (ppo.train_batch_size of configs/smoke.yml)."""
+FAST = ["evaluation.interval=0", "checkpoint.keep_best=false"]
+
+
+def recipe(tmp_path: Path, phases: list[dict], name: str = "recipe") -> Path:
+    """A phased config over the smoke config, its experiments in `tmp_path`."""
+    path = tmp_path / f"{name}.yml"
+    data = {"extends": str(REPO / "configs" / "smoke.yml"), "experiments_dir": str(tmp_path / "exp"), "phases": phases}
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_bad_key_inside_a_phase_names_the_phase_the_key_and_the_file(tmp_path: Path) -> None:
+    bad = recipe(tmp_path, [{"name": "a", "stop": {"iterations": 1}}, {"name": "b", "stop": {"iterations": 1},
+                                                                         "ppo": {"lrr": 1e-4}}])  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        load_config(bad)
+    assert (err.value.file, err.value.key) == (str(bad), "phases.b.ppo.lrr")
+    value = recipe(tmp_path, [{"name": "a", "stop": {"iterations": 1}, "opponents": {"mix": {"expert": -1}}}], "v")
+    with pytest.raises(ConfigError) as err:
+        load_config(value)
+    assert (err.value.file, err.value.key) == (str(value), "phases.a.opponents.mix.expert")
+    for phases, key in (
+        ([{"name": "a"}], "phases.a.stop"),  # no budget
+        ([{"name": "a", "stop": {"iterations": 1}, "name_": 1}], "phases.a.name_"),
+        ([{"name": "a", "stop": {"iterations": 1}, "experiments_dir": "x"}], "phases.a.experiments_dir"),
+        ([{"name": "A b", "stop": {"iterations": 1}}], "phases.1.name"),
+        ([{"name": "a", "stop": {"iterations": 1}, "init_from": "first"}], "phases.a.init_from"),
+        ([{"name": "a", "stop": {"iterations": 1}}, {"name": "a", "stop": {"iterations": 1}}], "phases.a"),
+    ):
+        path = recipe(tmp_path, phases, "bad")
+        with pytest.raises(ConfigError) as err:
+            load_config(path)
+        assert (err.value.file, err.value.key) == (str(path), key), phases
+    assert load_config(REPO / "configs" / "nh.yml").phases == []  # a config without phases: one run, as before
+
+
+def test_config_show_lists_the_phases_and_prints_one_resolved(tmp_path: Path) -> None:
+    second = {"name": "b", "init_from": "best", "stop": {"iterations": 2}, "ppo": {"lr": 1e-5}}
+    path = recipe(tmp_path, [{"name": "a", "stop": {"env_steps": 1000}}, second])
+    shown = CliRunner().invoke(app, ["config", "show", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert [line for line in shown.output.splitlines() if line.startswith("# phase ")] == [
+        "# phase 1 a: env_steps 1,000; from scratch; changes nothing else",
+        "# phase 2 b: iterations 2; from phase 1's best.nhmodel; changes ppo",
+    ]
+    one = CliRunner().invoke(app, ["config", "show", str(path), "--phase", "b"])
+    assert one.exit_code == 0, one.output
+    phase = yaml.safe_load(one.output)
+    assert phase["name"] == "2-b" and phase["ppo"]["lr"] == 1e-5 and phase["phases"] == []
+    assert phase["stop"] == {"iterations": 2, "env_steps": None, "minutes": None}  # the phase's budget replaces stop
+    assert CliRunner().invoke(app, ["config", "show", str(path), "--phase", "c"]).exit_code == 2
+
+
+def stop_when(path: Path, stop: threading.Event) -> threading.Thread:
+    """SIGTERM this process (a user's ``osrs-rllib stop``) once `path` exists: the trainer's handler finishes
+    the iteration in flight, checkpoints and ends the phase as stopped."""
+
+    def watch() -> None:
+        while not stop.is_set():
+            if path.exists():
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_phases_run_in_order_each_from_the_previous_output(tmp_path: Path, ray_session: None) -> None:
+    second = {"name": "second", "stop": {"iterations": 2}, "ppo": {"entropy_coeff": 0.02}}
+    path = recipe(tmp_path, [{"name": "first", "stop": {"iterations": 1}}, second])
+    exp = Experiment(tmp_path / "exp", "recipe")
+    run = PhasedRun(load_config(path, FAST), exp)
+    one, two = run.phase_exp(0), run.phase_exp(1)
+    assert run_train(str(path), FAST, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / PHASES_FILE).read_text())
+    assert record["state"] == "finished" and record["current"] is None
+    assert [(r["index"], r["name"], r["state"]) for r in record["phases"]] == [(1, "first", "finished"),
+                                                                             (2, "second", "finished")]  # fmt: skip
+    assert [(r["iterations"], r["env_steps"]) for r in record["phases"]] == [(1, BATCH), (2, 2 * BATCH)]
+    assert one.read_run()["state"] == two.read_run()["state"] == "finished"
+    assert one.read_run()["ended_unix"] <= two.read_run()["started_unix"]  # in order
+    assert one.read_run()["resumed"] is False and two.read_run()["resumed"] is False
+    assert not (one.dir / "init.json").exists()  # the first phase from scratch, as the config says
+    init = json.loads((two.dir / "init.json").read_text())  # the second from the first's output (init_from: latest)
+    assert Path(init["model"]) == one.models_dir / "latest.nhmodel"
+    assert record["phases"][1]["init"]["sha256"] == init["sha256"]
+    assert load_config(two.config_path).ppo.entropy_coeff.initial == 0.02  # each phase its own settings
+    assert load_config(one.config_path).ppo.entropy_coeff.initial == 0.01
+    assert load_config(exp.config_path).phases == load_config(path).phases  # the recipe, for --resume
+    facts = json.loads((exp.dir / RECIPE_FILE).read_text())
+    assert facts["config"] == str(path) and facts["command"].startswith("osrs-rllib ")
+    assert facts["commit"] is None or len(facts["commit"]) == 40
+    assert exp.read_run()["state"] == "finished" and exp.read_run()["phases"] == ["first", "second"]
+    with pytest.raises(TrainRunError):  # finished work is not replaced without --force
+        run_train(str(path), FAST, echo=lambda _: None)
+    assert one.read_run()["state"] == "finished"  # refused, untouched
+    # nothing left to do: a resume of a finished recipe trains nothing
+    assert run_train(str(path), FAST, resume=True, echo=lambda _: None) == 0
+    assert two.read_run()["resumed"] is False and two.latest_checkpoint().iteration == 2
+
+
+@pytest.mark.slow
+def test_phases_run_in_order_and_a_resume_continues_the_current_phase(tmp_path: Path, ray_session: None) -> None:
+    second = {"name": "second", "stop": {"iterations": 5}, "ppo": {"entropy_coeff": 0.02}}
+    path = recipe(tmp_path, [{"name": "first", "stop": {"iterations": 2}}, second])
+    exp = Experiment(tmp_path / "exp", "recipe")
+    run = PhasedRun(load_config(path, FAST), exp)
+    one, two = run.phase_exp(0), run.phase_exp(1)
+    done = threading.Event()
+    stop_when(two.checkpoint_dir_for(1), done)
+    try:
+        assert run_train(str(path), FAST, echo=lambda _: None) == 0
+    finally:
+        done.set()
+    record = json.loads((exp.dir / PHASES_FILE).read_text())
+    assert record["state"] == "stopped" and record["current"] == "second"
+    assert [(r["name"], r["state"]) for r in record["phases"]] == [("first", "finished"), ("second", "stopped")]
+    assert record["phases"][0]["env_steps"] == 2 * BATCH and record["phases"][0]["iterations"] == 2
+    stopped_at = two.latest_checkpoint().iteration
+    assert 1 <= stopped_at < 5 and two.read_run()["state"] == "stopped"
+    first_run = one.read_run()
+    assert first_run["state"] == "finished"
+    # phase 2 started from phase 1's output (init_from: latest), and its config is the phase's
+    init = json.loads((two.dir / "init.json").read_text())
+    assert Path(init["model"]) == one.models_dir / "latest.nhmodel"
+    assert load_config(two.config_path).ppo.entropy_coeff.initial == 0.02
+    assert load_config(one.config_path).ppo.entropy_coeff.initial == 0.01
+    recipe_facts = json.loads((exp.dir / RECIPE_FILE).read_text())
+    assert recipe_facts["config"] == str(path) and len(recipe_facts["commit"] or "x" * 40) == 40
+
+    with pytest.raises(TrainRunError):  # finished work is not replaced without --force
+        run_train(str(path), FAST, echo=lambda _: None)
+
+    assert run_train(str(path), FAST, resume=True, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / PHASES_FILE).read_text())
+    assert record["state"] == "finished"
+    assert [(r["name"], r["state"]) for r in record["phases"]] == [("first", "finished"), ("second", "finished")]
+    assert one.read_run()["started_unix"] == first_run["started_unix"]  # the finished phase was not rerun
+    assert two.read_run()["resumed"] is True  # continued from its checkpoint, not from scratch
+    assert two.latest_checkpoint().iteration == 5 and record["phases"][1]["env_steps"] == 5 * BATCH
+    from tests.osrs_rllib.test_train import scalar_steps
+
+    assert scalar_steps(two.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
+    assert len(json.loads((exp.dir / RECIPE_FILE).read_text())["resumed_with"]) == 1
+
+    assert run_train(str(path), FAST, force=True, echo=lambda _: None) == 0  # --force starts over
+    assert two.read_run()["resumed"] is False and json.loads((exp.dir / PHASES_FILE).read_text())["state"] == "finished"

@@ -21,8 +21,9 @@ Every figure in `FightSummary` is from side A's point of view. Fight ``k`` (0-ba
 ``seed + k`` for the simulator, and each side's policy is seeded from ``(seed + k, seat)``, so a run
 is reproducible from its arguments alone, whatever the number of fights played at once.
 
-The fights run in `osrs_rllib.batched_fights.play_fights`, the one fight loop that evaluation, `rate` and
-the analysis API use as well; this module only seats the sides and sums up. It reads only what both engines
+The fights are played by `osrs_rllib.match.play_match`, the one way to play two sides that evaluation, `rate`
+and the analysis API use as well, with side A in the same seat in every fight; this module only names the sides,
+watches the fights (replays, stops) and sums up. It reads only what both engines
 give (`tick`, `build`, `fight_mode`, `hitsplats(i)`), so it runs on the compiled core by default (``engine``:
 ``auto``); the summary, and the replays it records, are the same on both engines.
 
@@ -40,7 +41,7 @@ import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,8 @@ from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
+from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, seat_seed
+from osrs_rllib.match import FightHooks, SeatedPlayer, SeatedSide, SideFactory, play_match
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
 
 logger = logging.getLogger(__name__)
@@ -64,19 +66,11 @@ BASELINE = OPPONENT_BASELINE
 RESERVED_OPTIONS = frozenset({"opponent", "first_player_baseline"})
 """Reset options that the choice of sides sets; passing them as options is an error."""
 
-SideFactory = Callable[[int], "SideSeat"]
-"""Builds a side's player for the given seat (0 or 1; its policies are seeded from the fight seed and the seat)."""
-
-
 MODEL_SUFFIX = ".nhmodel"
 
-
-class SideSeat(Protocol):
-    """A side as `play_fights` seats it: acts for a batch of live fights and forgets a fight once it ends."""
-
-    def seat(self) -> Seat: ...
-
-    def forget(self, fight_seed: int) -> None: ...
+SideSeat = SeatedSide
+"""A side as `play_fights` seats it (`osrs_rllib.match.SeatedSide`); a `SideFactory` builds one per seat, its
+policies seeded from the fight seed and the seat."""
 
 
 class ModelSide:
@@ -366,20 +360,18 @@ def run_fights(
         else:
             outcomes[k] = _MIRROR[outcome0] if m.swapped else outcome0
         lengths[k] = fight.tick
-        splits[k] = (fight.build, fight.fight_mode)
-        for player in players:
-            if player is not None:
-                player.forget(seed + k)
+        splits[k] = (fight.build, fight.fight_mode)  # play_match makes the players forget the fight
         logger.debug("fight %d (seed %d): %s after %d ticks", k, seed + k, outcomes[k], fight.tick)
         done += 1
         if progress is not None:
             progress(done)
 
-    seats = [None if p is None else p.seat() for p in players]
-    seeds = [seed + k for k in range(n)]
+    sides = [None if p is None else SeatedPlayer(p.seat(), p.forget) for p in players]  # the recorder reads them
+    hooks = FightHooks(on_start=on_start, on_act=on_act, on_step=on_step)
     try:
-        play_fights(plan, seeds, seats[0], seats[1], parallel=max(1, parallel), on_start=on_start, on_act=on_act,
-                    on_step=on_step, engine=engine)  # fmt: skip
+        play_match(sides[side_a], sides[1 - side_a], plan, [seed + k for k in range(n)], [side_a] * n,
+                   parallel=max(1, parallel), engine=engine, hooks=hooks,
+                   opponent_observation=any(p.include_opponent_observation for p in plan))  # fmt: skip
     except _Stopped:
         logger.warning("stop requested: %d of %d fights ended; the rest are not played", done, n)
         if not done:

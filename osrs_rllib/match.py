@@ -7,8 +7,13 @@ the league study use too) and the tournament of ``osrs-rllib rate`` (`osrs_rllib
 through `play_match`, and the two evaluations build their rows with `result_row`. They differ only in what
 they pass: who the sides are, the plan, and side A's seat in every fight.
 
+`osrs-rllib fight` (`osrs_rllib.fight.run_fights`), the data collection of ``osrs-rllib outcome``
+(`osrs_rllib.outcome.collect`) and the analysis API (`osrs_rllib.analysis.play`) play through it too, with one
+seating for every fight, and watch each tick through `FightHooks` (replays, per-tick rows, observations).
+
 A side is a factory of its seated player (`SideFactory`: seat → an object with ``seat()`` and ``forget``),
-or None for the simulator's own baseline, which can only sit in seat 1. Fights are grouped by seating, in the
+or None for the simulator's own baseline, which can only sit in seat 1, or in both seats when both sides are
+the baseline (``first_player_baseline``). Fights are grouped by seating, in the
 order each seating first appears, and every group is one `play_fights` batch of up to `parallel` fights:
 that grouping is part of the result (a batched forward pass), so it is fixed here, for every caller.
 
@@ -29,7 +34,7 @@ from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from osrs_rllib.batched_fights import Seat, play_fights
+from osrs_rllib.batched_fights import OnAct, OnStart, OnStep, Seat, play_fights
 from osrs_rllib.episode_metrics import EpisodeMetrics
 from osrs_rllib.stratified_fights import SplitTally, Tally
 
@@ -67,6 +72,25 @@ class PolicySide:
         return None
 
 
+class SeatedPlayer:
+    """A player its caller seats once (its `Seat`, and what it drops when a fight ends) as a side: for callers with
+    one seating that watch their own players (`fight`'s replays, `outcome`'s recorded observations)."""
+
+    def __init__(self, seat: Seat, forget: Callable[[int], None] | None = None) -> None:
+        self._seat = seat
+        self._forget = forget
+
+    def __call__(self, seat: int) -> SeatedPlayer:
+        return self
+
+    def seat(self) -> Seat:
+        return self._seat
+
+    def forget(self, fight_seed: int) -> None:
+        if self._forget is not None:
+            self._forget(fight_seed)
+
+
 @dataclass(frozen=True)
 class FightRecord:
     """One fight, from side A's point of view."""
@@ -88,6 +112,17 @@ class FightRecord:
         return self.outcomes[self.seat]
 
 
+@dataclass(frozen=True)
+class FightHooks:
+    """What a caller watches of every fight beyond its `FightRecord` (`play_fights`' hooks), each called with the
+    fight's index in the plan, whichever seating's batch it ran in."""
+
+    on_start: OnStart | None = None
+    on_act: OnAct | None = None
+    on_step: OnStep | None = None
+    """Called before the fight's record is taken and its players forget it."""
+
+
 def alternating_seats(fights: int) -> list[int]:
     """Side A's seat in fight k is ``k % 2``: every build of a `spread(..., repeat=2)` plan from both seats."""
     return [k % 2 for k in range(fights)]
@@ -103,12 +138,16 @@ def play_match(
     parallel: int,
     engine: str = "auto",
     kind: str = "",
+    hooks: FightHooks | None = None,
+    opponent_observation: bool = False,
 ) -> list[FightRecord]:
     """Play fight k of `plan` with simulator seed ``seeds[k]`` and side A in seat ``seats[k]``; None as a side is
-    the simulator's baseline (seat 1 only). Returns a record per fight, in the order the fights ended.
+    the simulator's baseline (seat 1, or both seats when both sides are None). Returns a record per fight, in the
+    order the fights ended. `opponent_observation` builds the opponent's observation too (a critic that reads it);
+    the simulator draws the same numbers either way.
 
     Raises:
-        ValueError: The lists differ in length, or the baseline would sit in seat 0.
+        ValueError: The lists differ in length, or the baseline would sit in seat 0 facing a player.
     """
     if not len(plan) == len(seeds) == len(seats):
         raise ValueError(f"{len(plan)} fights, {len(seeds)} seeds and {len(seats)} seats: give one of each per fight")
@@ -118,9 +157,10 @@ def play_match(
     records: list[FightRecord] = []
     for seat, ks in groups.items():
         seated = (a, b) if seat == 0 else (b, a)
-        if seated[0] is None:
+        if seated[0] is None and seated[1] is not None:
             raise ValueError("the simulator's baseline plays seat 1 only; seat the other side in seat 0")
-        records += _play_seated(seated, seat, ks, plan, seeds, parallel, engine, kind)
+        watch = (hooks or FightHooks(), opponent_observation)
+        records += _play_seated(seated, seat, ks, plan, seeds, parallel, engine, kind, watch)
     return records
 
 
@@ -133,11 +173,14 @@ def _play_seated(
     parallel: int,
     engine: str,
     kind: str,
+    watch: tuple[FightHooks, bool],
 ) -> list[FightRecord]:
     """One seating's fights as one `play_fights` batch."""
+    hooks, opponent_observation = watch
     options = {
         "opponent": OPPONENT_BASELINE if seated[1] is None else OPPONENT_AGENT,
-        "include_opponent_observation": False,
+        "include_opponent_observation": opponent_observation,
+        **({"first_player_baseline": True} if seated[0] is None else {}),
     }
     players = [None if factory is None else factory(seat) for seat, factory in enumerate(seated)]
     metrics: dict[int, EpisodeMetrics] = {}
@@ -146,8 +189,16 @@ def _play_seated(
     def on_start(fight: int, fight_engine: AnyEngine) -> None:
         metrics[fight] = EpisodeMetrics()
         metrics[fight].reset(fight_engine, kind)
+        if hooks.on_start is not None:
+            hooks.on_start(ks[fight], fight_engine)
+
+    def on_act(fight: int, fight_engine: AnyEngine, actions: list[np.ndarray | None]) -> None:
+        assert hooks.on_act is not None
+        hooks.on_act(ks[fight], fight_engine, actions)
 
     def on_step(fight: int, fight_engine: AnyEngine, step: EngineStep) -> None:
+        if hooks.on_step is not None:
+            hooks.on_step(ks[fight], fight_engine, step)
         metrics[fight].record(step)
         if not (step.terminated or step.truncated):
             return
@@ -177,6 +228,7 @@ def _play_seated(
         parallel=max(1, min(parallel, len(ks))),
         on_start=on_start,
         on_step=on_step,
+        on_act=None if hooks.on_act is None else on_act,
         engine=engine,
     )
     return records

@@ -45,7 +45,7 @@ from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from envs.opponents import LADDER
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights, seat_seed
+from osrs_rllib.batched_fights import LadderSeat, Seat, seat_seed
 
 # The metrics' old address: tests and notebooks import them from here.
 from osrs_rllib.calibration import ECE_BINS as ECE_BINS
@@ -55,6 +55,7 @@ from osrs_rllib.calibration import log_loss as log_loss
 from osrs_rllib.calibration import reliability_table as reliability_table
 from osrs_rllib.calibration import roc_auc as roc_auc
 from osrs_rllib.calibration import summarize as summarize
+from osrs_rllib.match import FightHooks, SeatedPlayer, play_match
 from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file, save_model_file
@@ -255,7 +256,7 @@ class _Collector:
         buffers: dict[tuple[int, int], list[np.ndarray]] = {}
         recorded = (0, 1) if opponent == SELF else (0,)
         ladder = LadderSeat(opponent, _ladder_seed) if opponent in LADDER else None
-        seat1 = self._seat(1, fight_of, buffers) if opponent == SELF else Seat(ladder) if ladder else None
+        seat1 = self._seat(1, fight_of, buffers) if opponent == SELF else ladder.seat() if ladder else None
         data = self.data
         done = 0
 
@@ -276,16 +277,21 @@ class _Collector:
                 data.fight_type.append(engine.fight_mode.value)
                 data.outcome.append(outcome.value if outcome is not None else Outcome.TIED.value)
                 data.length.append(len(frames))
-            if ladder is not None:
-                ladder.forget(self.seed + k)
-            done += 1
+            done += 1  # play_match makes the ladder bot forget the fight
             if self.progress is not None and (done % 50 == 0 or done == n):
                 self.progress(opponent, done, n)
 
         started = time.perf_counter()
-        seat0 = self._seat(0, fight_of, buffers)
-        play_fights(
-            plan, seeds, seat0, seat1, parallel=max(1, min(self.parallel, n)), on_step=on_step, engine=self.engine
+        side_b = None if seat1 is None else SeatedPlayer(seat1, None if ladder is None else ladder.forget)
+        play_match(
+            SeatedPlayer(self._seat(0, fight_of, buffers)),
+            side_b,
+            plan,
+            seeds,
+            [0] * n,  # the model in seat 0 every fight
+            parallel=max(1, min(self.parallel, n)),
+            engine=self.engine,
+            hooks=FightHooks(on_step=on_step),
         )
         logger.info("%d fights against %s in %.1f s", n, opponent, time.perf_counter() - started)
 
@@ -570,9 +576,7 @@ def check_winrate(
     chosen_mix = check_mix(mix if mix is not None else info.get("mix") or DEFAULT_MIX)
     params = info.get("fight_params") or training_fight_params(model)
     started = time.perf_counter()
-    data = collect(
-        model, fights, start, chosen_mix, params, parallel=parallel, progress=progress, engine=engine
-    )
+    data = collect(model, fights, start, chosen_mix, params, parallel=parallel, progress=progress, engine=engine)
     elapsed = time.perf_counter() - started
     out = report(data, predict(model, data.obs))
     out.update(
@@ -584,4 +588,3 @@ def check_winrate(
         seconds=elapsed,
     )
     return out
-

@@ -114,16 +114,18 @@ def trainer_override_violations() -> list[str]:
 
 PLAY_FIGHTS_CALLERS = {
     "osrs_rllib/match.py": "play_match: the one way to play side A against side B over builds and seats",
-    "osrs_rllib/fight.py": "`osrs-rllib fight`: one fixed seating with replays of every tick, not an evaluation",
-    "osrs_rllib/outcome.py": "data collection: a model's observations every tick, the model always in seat 0",
-    "osrs_rllib/analysis/fights.py": "the analysis API: per-tick rows of one fixed seating",
 }
-"""Who may drive `play_fights` directly, and why; everything that evaluates or rates goes through `play_match`."""
+"""Who may drive `play_fights` directly: `play_match` alone; everything that plays two sides goes through it."""
 PLAY_MATCH_CALLERS = {
     "osrs_rllib/evaluation.py": {"evaluate", "evaluate_vs_model"},
     "osrs_rllib/rate.py": {"play_pair"},
+    "osrs_rllib/fight.py": {"run_fights"},
+    "osrs_rllib/outcome.py": {"_Collector"},
+    "osrs_rllib/analysis/fights.py": {"_play"},
 }
-"""Training's evaluation, the exploiter's (head to head, the league study, the model card) and `rate`."""
+"""Training's evaluation, the exploiter's (head to head, the league study, the model card), `rate`, `osrs-rllib
+fight` (one fixed seating, with replays and stops), the data collection of `osrs-rllib outcome` and the analysis
+API (per-tick rows)."""
 
 
 def _callers_of(name: str, paths: list[Path]) -> dict[str, set[str]]:

@@ -1,10 +1,10 @@
 """`play`: many fights between two policies through the lockstep loop, as per-fight (and per-tick) DataFrames.
 
-The fights run in `osrs_rllib.batched_fights.play_fights`, so a model acts for every live fight in one
-forward pass per tick; `workers > 1` splits the fights over processes, each running its own loop. Every
-random draw of a fight is tied to the fight, never to the batch it ran in: fight ``k`` uses simulator seed
-``seed + k``, a scripted side is seeded from ``(seed + k, seat)`` and a sampling model draws its noise from
-the same pair, exactly as `osrs-rllib fight` does. So the same seed gives the same DataFrames whatever
+The fights are played by `osrs_rllib.match.play_match` (side A in seat 0 in every fight), so a model acts for
+every live fight in one forward pass per tick; `workers > 1` splits the fights over processes, each running its
+own loop. Every random draw of a fight is tied to the fight, never to the batch it ran in: fight ``k`` uses
+simulator seed ``seed + k``, a scripted side is seeded from ``(seed + k, seat)`` and a sampling model draws its
+noise from the same pair, exactly as `osrs-rllib fight` does. So the same seed gives the same DataFrames whatever
 ``parallel`` and ``workers`` are, and deterministic fights match `osrs-rllib fight` fight by fight.
 
 Figures are read from the simulator state after each tick (`on_step` hands over the engine), once per tick
@@ -42,8 +42,9 @@ from envs.nh.sim import Outcome
 from osrs_rllib import engine_views
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
 from osrs_rllib.analysis.ticks import _COUNTS, STYLES, _state_row, _TickReader
-from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, play_fights, seat_seed
+from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, seat_seed
 from osrs_rllib.engine_views import PlayerLike
+from osrs_rllib.match import FightHooks, SeatedPlayer, play_match
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
@@ -242,9 +243,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     seeds = [job.seed + k for k in job.fights]
     critic = job.record and any(p.model is not None and p.model.critic_size != p.model.obs_size for p in (pa, pb))
     rec = _Recorder(seeds, job.fights, job.record, critic)
-    seat0, act0 = _seat(pa, 0, rec)
-    seat1, act1 = (None, None) if pb.kind == "baseline" else _seat(pb, 1, rec)
-    acting = [act0] if act1 is None else [act0, act1]
+    sides, acting = _sides(pa, pb, rec)
     params = [job.params[k] for k in job.fights]
     fight_rows: list[dict[str, Any]] = []
     tick_rows: list[dict[str, Any]] = []
@@ -266,7 +265,7 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                 rec.critic_in[(k, seat)] = rec.critic_stacks[(k, seat)].push(engine.critic_obs(seat))
 
     def on_start(local: int, engine: AnyEngine) -> None:
-        k = job.fights[local]  # play_fights numbers the fights of this job from 0
+        k = job.fights[local]  # play_match numbers the fights of this job from 0
         readers[k] = _TickReader(engine_views.players(engine))
         totals[k] = [[0] * len(_COUNTS), [0] * len(_COUNTS)]
         if critic:
@@ -309,10 +308,34 @@ def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         else:
             observe(k, engine)
 
-    play_fights(
-        params, seeds, seat0, seat1, parallel=job.parallel, on_start=on_start, on_step=on_step, engine=job.engine
-    )
+    _play(job, sides, params, seeds, FightHooks(on_start=on_start, on_step=on_step))
     return fight_rows, tick_rows
+
+
+def _sides(pa: Policy, pb: Policy, rec: _Recorder) -> tuple[list[SeatedPlayer | None], list[Any]]:
+    """Both sides as `play_match` takes them (None: the simulator's baseline) and the acting seats, which forget
+    an ended fight in `on_step` together with the recorder's state of it (`_forget`)."""
+    seat0, act0 = _seat(pa, 0, rec)
+    seat1, act1 = (None, None) if pb.kind == "baseline" else _seat(pb, 1, rec)
+    sides = [SeatedPlayer(seat0), None if seat1 is None else SeatedPlayer(seat1)]
+    return sides, [act0] if act1 is None else [act0, act1]
+
+
+def _play(
+    job: _Job, sides: list[SeatedPlayer | None], params: list[FightParams], seeds: list[int], hooks: FightHooks
+) -> None:
+    """Side A in seat 0 every fight; the opponent's observation is built when a critic reads it (`fight_params`)."""
+    play_match(
+        sides[0],
+        sides[1],
+        params,
+        seeds,
+        [0] * len(seeds),
+        parallel=job.parallel,
+        engine=job.engine,
+        hooks=hooks,
+        opponent_observation=any(p.include_opponent_observation for p in params),
+    )
 
 
 def _tick_rows(

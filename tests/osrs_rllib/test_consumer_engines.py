@@ -19,10 +19,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import osrs_rllib.analysis.fights as analysis_fights
-import osrs_rllib.fight as fight_mod
 import osrs_rllib.match as match_mod
-import osrs_rllib.outcome as outcome_mod
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
@@ -97,7 +94,7 @@ FIGHTS = [
 def test_fight_summary_is_the_same_on_both_engines(
     a: str, b: str, options: dict[str, Any], builds: list[Build] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen = spy_engines(monkeypatch, fight_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # fight plays through play_match
     n = 12 if builds else 6
     core = run_fights(a, b, n, seed=11, options=options, builds=builds, parallel=5, engine="core").to_dict()
     assert set(seen) == {CoreEngine} and len(seen) == n
@@ -116,7 +113,7 @@ def test_fight_with_a_model_side_is_the_same_on_both_engines(tiny: Path) -> None
 
 
 def test_fight_engine_option_defaults_to_auto(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, fight_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # fight plays through play_match
     run_fights("random", "baseline", 2, options=SHORT)
     assert seen == [AUTO, AUTO]
     seen.clear()
@@ -128,7 +125,7 @@ def test_fight_engine_option_defaults_to_auto(monkeypatch: pytest.MonkeyPatch) -
 
 @needs_core
 def test_fight_cli_engine_flag_reaches_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, fight_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # fight plays through play_match
     runner = CliRunner()
     out = {}
     for engine, expected in (("core", CoreEngine), ("python", NHEngine)):
@@ -186,7 +183,7 @@ def test_rate_cli_engine_flag_reaches_the_engine(tmp_path: Path, monkeypatch: py
 # ---- outcome, exploit evaluation --------------------------------------------------------------------------
 @needs_core
 def test_outcome_collect_is_the_same_on_both_engines(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, outcome_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # so does outcome's collection
     model = load_model_file(tiny)
     mix = {"self": 0.5, "baseline": 0.25, "tribrid": 0.25}
     params = {"max_episode_ticks": 80, "randomize_build": True}
@@ -223,7 +220,7 @@ def test_exploit_evaluation_is_the_same_on_both_engines(tiny: Path, monkeypatch:
 def test_analysis_frames_are_the_same_on_both_engines(
     a: str, b: str, build: list[str] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen = spy_engines(monkeypatch, analysis_fights)
+    seen = spy_engines(monkeypatch, match_mod)  # and the analysis API
     frames = {}
     for engine in ("core", "python"):
         seen.clear()
@@ -241,7 +238,7 @@ def test_analysis_frames_are_the_same_on_both_engines(
 
 
 def test_analysis_engine_option_defaults_to_auto(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = spy_engines(monkeypatch, analysis_fights)
+    seen = spy_engines(monkeypatch, match_mod)  # and the analysis API
     play("random", "baseline", fights=2, max_episode_ticks=30)
     assert seen == [AUTO, AUTO]
     with pytest.raises(AnalysisError, match="unknown engine"):
@@ -288,7 +285,7 @@ RECORDED = [
 def test_replays_are_the_same_on_both_engines(
     a: str, b: str, seed: int, n: int, options: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen = spy_engines(monkeypatch, fight_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # fight plays through play_match
     summaries = {}
     for engine in ("core", "python"):
         summaries[engine] = run_fights(a, b, n, seed=seed, options=options, record=tmp_path / engine, engine=engine)
@@ -350,7 +347,7 @@ def test_outcome_cli_engine_flag_reaches_the_engine(tmp_path: Path, monkeypatch:
     config = OutcomeConfig(hidden=(8,), epoch_ticks=512, max_epochs=1, patience=1)
     trained = train_winrate(plain, 20, seed=0, mix={"self": 0.5, "noop": 0.5}, config=config, parallel=8,
                             engine="core").path  # fmt: skip
-    seen = spy_engines(monkeypatch, outcome_mod)
+    seen = spy_engines(monkeypatch, match_mod)  # so does outcome's collection
     runner = CliRunner()
     reports = {}
     for engine, expected in (("core", CoreEngine), ("python", NHEngine)):

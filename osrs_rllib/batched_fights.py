@@ -1,11 +1,10 @@
 """Many fights at once outside RLlib: `parallel` engines step in lockstep and each seat's player acts for all
 live fights in one call, so a policy network runs one forward pass per tick instead of one per fight.
 
-Evaluation (`osrs_rllib/evaluation.py`) and the tournament of `osrs-rllib rate` (`osrs_rllib/rate.py`) drive
-this loop through `osrs_rllib.match.play_match`, the one way to play two sides over builds and seats.
-
-`osrs-rllib fight` (`osrs_rllib/fight.py`) is this loop too, with a seat per side and an `on_act` hook for its
-replay recording.
+Every caller drives this loop through `osrs_rllib.match.play_match`, the one way to play two sides over builds
+and seats: evaluation (`osrs_rllib/evaluation.py`), the tournament of `osrs-rllib rate` (`osrs_rllib/rate.py`),
+`osrs-rllib fight` (`osrs_rllib/fight.py`, with an `on_act` hook for its replay recording), the data collection
+of `osrs-rllib outcome` and the analysis API.
 
 Fight k is played with simulator seed ``seeds[k]``; a player sees the seeds of the rows it acts for, so a
 scripted player can keep one bot per fight, seeded from it. When seat 1 has no player, the engine's own

@@ -115,11 +115,12 @@ def side_names() -> tuple[str, ...]:
     return (BASELINE, *LADDER)
 
 
-def resolve_side(name: str, model_sampling: bool = False) -> SideFactory | None:
+def resolve_side(name: str, model_sampling: bool | None = False) -> SideFactory | None:
     """Turn a side name into a factory of its seated player; None means the in-simulator baseline.
 
     This is the single place that knows what a side can be. With `model_sampling` a model side samples its action
-    heads (seeded per fight and seat) instead of taking each head's most probable legal value.
+    heads (seeded per fight and seat) instead of taking each head's most probable legal value; None seats it in
+    its file's default mode of play (`policies.play_mode`: greedy when the file names none).
 
     Raises:
         ValueError: `name` is not a valid side; the message lists the valid names.
@@ -130,12 +131,14 @@ def resolve_side(name: str, model_sampling: bool = False) -> SideFactory | None:
         return lambda seat: _LadderSide(name, seat)
     if is_model_path(name):
         from policies.model_file import ModelFileError, read_model_meta
+        from policies.play_mode import samples_by_default
 
         try:
-            read_model_meta(name)  # fail now, with the model file's own message, not at the first fight
+            meta = read_model_meta(name)  # fail now, with the model file's own message, not at the first fight
+            sampling = samples_by_default(meta.get("metadata") or {}) if model_sampling is None else model_sampling
         except ModelFileError as exc:
             raise ValueError(str(exc)) from None
-        return lambda seat: ModelSide(name, seat, deterministic=not model_sampling)
+        return lambda seat: ModelSide(name, seat, deterministic=not sampling)
     raise ValueError(
         f"unknown opponent {name!r}; valid names: {', '.join(side_names())}, or a model file (*{MODEL_SUFFIX})"
     )
@@ -156,7 +159,9 @@ class Matchup:
     """The rules `params` carry: the model sides' training rules, the options' or the spec's defaults."""
 
 
-def plan_matchup(a: str, b: str, options: Mapping[str, Any] | None = None, model_sampling: bool = False) -> Matchup:
+def plan_matchup(
+    a: str, b: str, options: Mapping[str, Any] | None = None, model_sampling: bool | None = False
+) -> Matchup:
     """Resolve both sides, seat them, settle the fight rules and validate the reset options (spec §13.1).
 
     The rules (`policies.fight_rules.RULE_KEYS`) are the model sides' training rules unless `options` set them.
@@ -229,9 +234,10 @@ class FightSummary:
     """The same per fight type (NORMAL, LMS, PVP_ARENA)."""
     rules: FightRules | None = None
     """The rules every fight was played by and where each came from (`policies.fight_rules`)."""
-    model_sampling: bool = False
+    model_sampling: bool | None = False
     """Model sides sampled their action heads instead of playing greedy (``fight --model-sampling``): how a model's
-    sampling exploit run meets it, and how ``serve`` answers a request that leaves out ``deterministic``."""
+    sampling exploit run meets it, and how ``serve`` answers a request that leaves out ``deterministic``; None: two
+    model sides whose files name different default modes each played its own (`policies.play_mode`)."""
     not_played: int = 0
     """Fights asked for but not played to their end because a stop was requested (`n` counts only those that
     ended; every figure is over them alone)."""
@@ -277,7 +283,7 @@ def run_fights(
     record: str | os.PathLike[str] | None = None,
     parallel: int = DEFAULT_PARALLEL,
     engine: str = "auto",
-    model_sampling: bool = False,
+    model_sampling: bool | None = False,
     should_stop: Callable[[], bool] | None = None,
 ) -> FightSummary:
     """Fight side A against side B `n` times and summarise the results from A's view, overall and per build
@@ -301,7 +307,8 @@ def run_fights(
             the Python engine with one log line), ``core`` or ``python``; the summary and the replays are the
             same on both.
         model_sampling: Model sides sample their action heads (seeded per fight and seat, so the same seed gives
-            the same fights) instead of taking each head's most probable legal value.
+            the same fights) instead of taking each head's most probable legal value; None: each model side plays
+            its file's default mode (`policies.play_mode`).
         should_stop: Polled every tick of every fight; once it says so, the fights in flight are abandoned and the
             summary covers the fights that ended (`FightSummary.not_played` counts the rest).
 
@@ -405,7 +412,7 @@ def _summarise(
     splits: Sequence[tuple[Any, Any]],
     damage: Sequence[float],
     rules: FightRules,
-    model_sampling: bool,
+    model_sampling: bool | None,
 ) -> FightSummary:
     """The `FightSummary` of fights tallied in fight order (side A's view)."""
     from osrs_rllib.stratified_fights import SplitTally

@@ -30,6 +30,7 @@ from envs.nh.contract import HEAD_SIZES, MAX_HEAD_SIZE, NUM_HEADS, OBS_SIZE, fra
 from envs.opponents import LADDER, ScriptedPolicy, make_opponent
 from policies.fight_rules import fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, ModelFileError, load_model_file
+from policies.play_mode import GREEDY, play_mode_of
 from serving.protocol import MODEL_NAME_RE, REPLY_FIELDS, ProtocolError, Request
 
 logger = logging.getLogger(__name__)
@@ -78,10 +79,17 @@ class ServedModel:
     loaded_unix: float = field(default_factory=time.time)
     offsets: tuple[int, ...] = ()
     extensions: dict[str, ExtensionFn] = field(default_factory=dict)
+    play_mode: str | None = None
+    """The file's default mode of play (`policies.play_mode`), which answers a request without ``deterministic``."""
 
     def __post_init__(self) -> None:
         self.offsets = frame_offsets(self.model.frame_stack)
         self.extensions = model_extensions(self.model)
+        self.play_mode = play_mode_of(self.model.metadata)  # a bad value fails the load, naming the key
+
+    def flags(self, req: Request) -> tuple[bool, ...]:
+        """The request's per-head deterministic flags; the model's default mode when it left them out."""
+        return (self.play_mode == GREEDY,) * NUM_HEADS if req.follows_model else req.deterministic
 
     @property
     def value_from_obs(self) -> bool:
@@ -104,6 +112,7 @@ class ServedModel:
             "obsSize": self.model.obs_size,
             "returnValue": self.value_from_obs,
             "extensions": sorted(self.extensions),
+            "playMode": self.play_mode,  # None: the file names none (a request without deterministic samples)
             "loadedUnix": self.loaded_unix,
         }
 
@@ -346,7 +355,7 @@ def _forward(served: ServedModel, reqs: Sequence[Request], obs: np.ndarray) -> l
     b = len(reqs)
     obs_t = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
     mask_t = torch.from_numpy(np.stack([r.mask for r in reqs]).astype(np.float32))
-    det = np.array([r.deterministic for r in reqs], dtype=np.bool_)  # (B, 12)
+    det = np.array([served.flags(r) for r in reqs], dtype=np.bool_)  # (B, 12)
     with torch.no_grad():
         features = module.features(obs_t)
         if det.all():

@@ -134,6 +134,9 @@ class Request:
     return_value: bool = False
     return_probs: bool = False
     extensions: tuple[str, ...] = field(default_factory=tuple)
+    follows_model: bool = False
+    """The request left out ``deterministic``: the model's default mode of play answers it (its file's
+    ``play_mode``, `policies.play_mode`; sampling, as `deterministic` says, when the file names none)."""
 
     @property
     def wants_statistics(self) -> bool:
@@ -148,7 +151,7 @@ class Request:
             "model": self.model,
             "obs": self.obs.tolist(),
             "actionMasks": mask_to_heads(self.mask),
-            "deterministic": det,
+            "deterministic": None if self.follows_model else det,
             "returnLogProb": self.return_log_prob,
             "returnEntropy": self.return_entropy,
             "returnValue": self.return_value,
@@ -259,6 +262,7 @@ def parse_request(data: dict[str, Any]) -> Request:
         return_value=flags["returnValue"],
         return_probs=flags["returnProbs"],
         extensions=extensions,
+        follows_model=data.get("deterministic") is None,
     )
 
 

@@ -49,12 +49,14 @@ def fight(
         typer.Option(help="Simulator: auto (the compiled core when built), core or python (same fights)."),
     ] = "auto",
     model_sampling: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--model-sampling",
-            help="Model sides sample their actions instead of playing greedy (seeded: the same seed, the same fights).",
+            "--model-sampling/--model-greedy",
+            help="Model sides sample their actions (seeded: the same seed, the same fights), or play greedy. "
+            "Default: the model file's own mode of play (its metadata's play_mode), greedy when it names none.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
 ) -> None:
     """Fight side A against side B N times and report A's wins, losses and ties.
 
@@ -79,6 +81,8 @@ def fight(
         if builds is not None and len(builds) == 1:
             options["account_build"] = builds[0].value
             builds = None
+        if model_sampling is None:
+            model_sampling = default_sampling(a, b)
         plan_matchup(a, b, options, model_sampling)  # validate everything before the first fight
         check_engine(engine)
     except ValueError as exc:
@@ -106,6 +110,21 @@ def fight(
         stop.uninstall()
 
 
+def default_sampling(a: str, b: str) -> bool | None:
+    """How the model sides play when neither flag is given: their files' default mode (`policies.play_mode`;
+    greedy when a file names none); None when two model sides name different modes (each plays its own).
+
+    Raises:
+        ValueError: A model file that cannot be read, or one whose mode is neither greedy nor sampling.
+    """
+    from osrs_rllib.fight import is_model_path
+    from policies.model_file import read_model_meta
+    from policies.play_mode import samples_by_default
+
+    modes = {samples_by_default(read_model_meta(x).get("metadata") or {}) for x in (a, b) if is_model_path(x)}
+    return modes.pop() if len(modes) == 1 else (None if modes else False)
+
+
 def _with_progress_bar(label: str, n: int, play: Callable[[Callable[[int], None]], Any]) -> Any:
     """`play`'s result, with a progress bar of its `n` fights on stderr while it runs (gone once done)."""
     from rich.console import Console
@@ -117,7 +136,7 @@ def _with_progress_bar(label: str, n: int, play: Callable[[Callable[[int], None]
         return play(lambda done: bar.update(task, completed=done))
 
 
-def _print_summary(summary: Any, model_sampling: bool, record: Path | None) -> None:
+def _print_summary(summary: Any, model_sampling: bool | None, record: Path | None) -> None:
     """The results table, the rules played, and the split by build and fight type when there is one."""
     from rich.console import Console
 
@@ -125,8 +144,10 @@ def _print_summary(summary: Any, model_sampling: bool, record: Path | None) -> N
     Console().print(_summary_table(summary))
     if summary.rules is not None:
         typer.echo(summary.rules.describe())
-    if model_sampling:
-        typer.echo("model sides sampled their actions (--model-sampling); without it they play greedy")
+    if model_sampling is None:
+        typer.echo("each model side played its file's default mode; --model-sampling or --model-greedy sets both")
+    elif model_sampling:
+        typer.echo("model sides sampled their actions; --model-greedy plays them greedy")
     if summary.not_played:
         typer.echo(f"stopped: {summary.not_played} of the {summary.n + summary.not_played} fights were not played; "
                    f"the figures are over the {summary.n} that ended")

@@ -48,6 +48,15 @@ def play(
     engine: Annotated[
         str, typer.Option(help="Simulator: auto (the compiled core when built), core or python.")
     ] = "auto",
+    model_sampling: Annotated[
+        bool | None,
+        typer.Option(
+            "--model-sampling/--model-greedy",
+            help="Model opponents sample their actions, or play greedy. Default: each model file's own mode of play "
+            "(its metadata's play_mode), greedy when it names none.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Fight an agent yourself in the browser, at game speed: starts a local web app and prints its URL.
 
@@ -80,7 +89,7 @@ def play(
         raise fail(str(exc)) from None
     config = PlayConfig(
         opponents=found, data_dir=data_dir.expanduser(), build=build, fight_type=fight_type, tick_ms=tick_ms,
-        options=options, seed=seed, engine=engine,
+        options=options, seed=seed, engine=engine, model_sampling=model_sampling,
     )  # fmt: skip
     try:
         app_server = PlayServer(config, host, port)

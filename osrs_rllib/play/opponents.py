@@ -73,6 +73,8 @@ class Opponent:
             applied over `PLAY_OPTIONS`; ``--set`` options override them.
         server: ``(host, port)`` of the server answering for a ``served`` opponent.
         frame_stack: Frame offsets a ``served`` model asks for (spec §15.3; the server lists them).
+        sampling: The model's default mode of play is sampling (its file's ``play_mode``, `policies.play_mode`);
+            False: greedy, also for a file that names none.
     """
 
     name: str
@@ -81,6 +83,7 @@ class Opponent:
     options: Mapping[str, Any] = field(default_factory=dict)
     server: tuple[str, int] | None = None
     frame_stack: tuple[int, ...] = (0,)
+    sampling: bool = False
 
     @property
     def prescient(self) -> bool:
@@ -153,9 +156,10 @@ class _ServedGameSeat:
     """A name on a running ``osrs-rllib serve``, one connection per game (opened by the first decision, in the
     decision thread, so that a slow server delays the opponent and never the clock)."""
 
-    def __init__(self, opponent: Opponent) -> None:
+    def __init__(self, opponent: Opponent, sampling: bool = False) -> None:
         assert opponent.server is not None
         self._opponent = opponent
+        self._deterministic = not sampling
         self._client: Any = None
         self._lock = threading.Lock()
         self.frame_stack = opponent.frame_stack
@@ -169,7 +173,7 @@ class _ServedGameSeat:
                 host, port = self._opponent.server or ("127.0.0.1", 0)
                 self._client = ServeClient(host, port, timeout_s=10.0)
             name = self._opponent.source.rsplit("/", 1)[-1]
-            reply = self._client.act(name, obs.reshape(-1, OBS_SIZE), mask, deterministic=True)
+            reply = self._client.act(name, obs.reshape(-1, OBS_SIZE), mask, deterministic=self._deterministic)
         return np.asarray(reply.action, dtype=np.int64)
 
     def close(self) -> None:
@@ -181,10 +185,12 @@ class _ServedGameSeat:
 
 class OpponentHost:
     """An opponent and what it needs across games: a model is loaded once (on first use) and serves every
-    game; a ladder rung keeps one bot per game, seeded from the game's seed."""
+    game; a ladder rung keeps one bot per game, seeded from the game's seed. A model plays its default mode
+    (`Opponent.sampling`) unless `model_sampling` says which (``play --model-sampling/--model-greedy``)."""
 
-    def __init__(self, opponent: Opponent) -> None:
+    def __init__(self, opponent: Opponent, model_sampling: bool | None = None) -> None:
         self.opponent = opponent
+        self.sampling = opponent.sampling if model_sampling is None else model_sampling
         self._side: SideSeat | None = None
         self._lock = threading.Lock()
 
@@ -198,7 +204,7 @@ class OpponentHost:
         if self.opponent.kind in ("model", "ladder"):
             with self._lock:
                 if self._side is None:
-                    factory = resolve_side(self.opponent.source)
+                    factory = resolve_side(self.opponent.source, self.sampling)
                     assert factory is not None
                     side = factory(OPPONENT_SEAT)
                     model = getattr(side, "model", None)
@@ -214,7 +220,7 @@ class OpponentHost:
         if kind == "baseline":
             return None
         if kind == "served":
-            return _ServedGameSeat(self.opponent)
+            return _ServedGameSeat(self.opponent, self.sampling)
         self.load()
         assert self._side is not None
         return _SideGameSeat(self._side, fight_seed)
@@ -224,14 +230,17 @@ def _model(path: Path, name: str | None = None) -> Opponent:
     """A model file as an opponent, with the options it trained with: its settings (builds, gear randomisation)
     and its rules (the §14.3 masks, death match), read by `policies.fight_rules`, the one reader of them."""
     from policies.fight_rules import fight_rules_of
-    from policies.model_file import ModelFileError
+    from policies.model_file import ModelFileError, read_model_meta
+    from policies.play_mode import samples_by_default
 
     label = name or path.stem
     try:
         recorded = fight_rules_of(path, name=label)
+        sampling = samples_by_default(read_model_meta(path).get("metadata") or {})
     except (ModelFileError, ValueError) as exc:
         raise OpponentError(str(exc)) from None
-    return Opponent(label, "model", str(path), {**recorded.training_options, **(recorded.rules or {})})
+    options = {**recorded.training_options, **(recorded.rules or {})}
+    return Opponent(label, "model", str(path), options, sampling=sampling)
 
 
 def resolve_opponents(
@@ -332,5 +341,6 @@ def _served(specs: Sequence[str], server: str) -> list[Opponent]:
         if name not in listed:
             raise OpponentError(f"{server} does not serve {name!r}; it serves {', '.join(listed)}")
         frames = tuple(int(f) for f in listed[name].get("frameStack") or (0,))
-        out.append(Opponent(name, "served", f"{host}:{port}/{name}", {}, (host, port), frames))
+        sampling = listed[name].get("playMode") == "sampling"  # the server lists the file's play_mode
+        out.append(Opponent(name, "served", f"{host}:{port}/{name}", {}, (host, port), frames, sampling))
     return out

@@ -104,6 +104,8 @@ class PlayConfig:
         options: Extra reset options for every game (``--set``).
         seed: Game k gets simulator seed ``seed + k``; None: a random seed per game.
         engine: `make_engine`'s choice.
+        model_sampling: Model opponents sample (True) or play greedy (False); None: each its default mode of play
+            (`Opponent.sampling`, from its file's ``play_mode``).
     """
 
     opponents: Sequence[Opponent]
@@ -114,6 +116,7 @@ class PlayConfig:
     options: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     engine: str = "auto"
+    model_sampling: bool | None = None
 
 
 def _asset(name: str) -> str:
@@ -128,7 +131,7 @@ class PlayState:
         if not config.opponents:
             raise ValueError("no opponent to play: name one")
         self.config = config
-        self.hosts = {o.name: OpponentHost(o) for o in config.opponents}
+        self.hosts = {o.name: OpponentHost(o, config.model_sampling) for o in config.opponents}
         self.replay_dir = Path(config.data_dir) / "replays"
         self.scores = ScoreTable(Path(config.data_dir) / "scores.json")
         self.games = 0

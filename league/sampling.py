@@ -3,21 +3,21 @@
 A *strategy* turns the league's current numbers into a distribution over opponent ids for one learner. A
 `MixSampler` draws a *kind* with its configured share, then an opponent from that kind's strategy. Kinds:
 
-================  ===========================================================================================
-kind              opponent
-================  ===========================================================================================
-``self_play``     the learner itself, live weights (pure self-play)
-``latest``        the learner's most recent frozen snapshot
-``prioritized``   a snapshot of the learner, softmax over quality scores (OpenAI Five)
-``pfsp``          any frozen snapshot in the league, weighted by f(P[learner beats it]) (AlphaStar PFSP)
-``exploiters``    a snapshot of an exploiter (main or league exploiter), uniformly
-``exploiters_pfsp``  a snapshot of an exploiter, by PFSP weight
-``main``          the current main policy (what main exploiters play)
-``scripted``      a registered scripted opponent, uniformly
-``baseline``      the in-simulator bot
-``target``        a registered target model file, uniformly
-any fixed id      that one registered player (``scripted_tribrid``, ``target_best``)
-================  ===========================================================================================
+=====================  ===========================================================================================
+kind                   opponent
+=====================  ===========================================================================================
+``self_play``          the learner itself, live weights (pure self-play)
+``latest``             the learner's most recent frozen snapshot
+``prioritized``        a snapshot of the learner, softmax over quality scores (OpenAI Five)
+``pfsp``               any frozen snapshot in the league, weighted by f(P[learner beats it]) (AlphaStar PFSP)
+``exploiters``         a snapshot of an exploiter (main or league exploiter), uniformly
+``exploiters_pfsp``    a snapshot of an exploiter, by PFSP weight
+``main``               the current main policy (what main exploiters play)
+``scripted``           a registered scripted opponent, uniformly
+``baseline``           the in-simulator bot
+``target``             a registered target model file, uniformly
+any fixed id           that one registered player (``scripted_tribrid``, ``target_best``)
+=====================  ===========================================================================================
 
 A kind with no candidate right now (no snapshot yet, no target registered) is skipped and the other shares
 are renormalised; when no kind has a candidate the learner plays itself. Everything is a pure function of

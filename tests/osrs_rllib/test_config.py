@@ -136,7 +136,8 @@ def test_smoke_and_cluster_presets_change_only_their_scale() -> None:
 
 
 def test_opponent_kinds_and_normalised_mix() -> None:
-    assert set(OPPONENT_KINDS) == {"self_play", "baseline", *LADDER, "latest", "prioritized", "pfsp", "target"}
+    league_kinds = {"latest", "prioritized", "pfsp", "exploiters", "exploiters_pfsp", "target"}
+    assert set(OPPONENT_KINDS) == {"self_play", "baseline", *LADDER, *league_kinds}
     cfg = load_config(CONFIGS / "nh.yml", ["opponents.mix={baseline: 3, tribrid: 1, noop: 0}"])
     assert cfg.opponents.normalized() == {"baseline": 0.75, "tribrid": 0.25}
 

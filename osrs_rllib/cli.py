@@ -14,13 +14,27 @@ from __future__ import annotations
 import typer
 
 from common.stops import exit_quietly_on_signals
-from osrs_rllib.commands import bc, config, contract, fight, jobs, outcome, play, rate, replay, serve, training, version
+from osrs_rllib.commands import (
+    bc,
+    config,
+    contract,
+    fight,
+    jobs,
+    outcome,
+    play,
+    rate,
+    replay,
+    serve,
+    ship,
+    training,
+    version,
+)
 
 exit_quietly_on_signals()  # a stop while a command loads exits 0, not killed by the signal (common/stops.py)
 
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
 
-COMMAND_GROUPS = (version, fight, replay, contract, config, training, jobs, rate, bc, serve, outcome, play)
+COMMAND_GROUPS = (version, fight, replay, contract, config, training, ship, jobs, rate, bc, serve, outcome, play)
 """Every command module, in the order ``--help`` lists its commands (groups of subcommands come last)."""
 
 for group in COMMAND_GROUPS:

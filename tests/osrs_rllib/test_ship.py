@@ -1,0 +1,149 @@
+"""`osrs-rllib ship`: a finished run's model picked by its config's rule, written with its metadata and card.
+
+A smoke-sized run is trained for real (Ray, RLlib, checkpoints on disk) in this process, then shipped with tiny
+budgets: a few fights per build, and in the slow test a one-iteration exploit per finalist. What is asserted is
+what the command records: the measurement record (``ship/ship.json``), the file's metadata and the card's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from osrs_rllib.cli import app
+from osrs_rllib.config import load_config
+from osrs_rllib.experiment import Experiment
+from osrs_rllib.ship import SHIP_DIR, SHIP_FILE, ShipError, exploitability, pick, ship_run
+from osrs_rllib.ship_card import pct
+from osrs_rllib.train_run import run_train
+from policies.model_file import load_model_file
+
+REPO = Path(__file__).resolve().parents[2]
+FAST = ["evaluation.interval=0", "checkpoint.keep_best=false"]
+RUNG = {"opponent": "baseline", "fights": 2, "modes": ["deterministic", "stochastic"]}
+
+
+def trained(tmp_path: Path, ship: dict[str, Any], name: str = "run") -> tuple[Path, Experiment]:
+    """A finished smoke run of two iterations, a checkpoint each, whose config states `ship`."""
+    path = tmp_path / f"{name}.yml"
+    path.write_text(yaml.safe_dump({"extends": str(REPO / "configs" / "smoke.yml"), "experiments_dir":
+                                    str(tmp_path / "exp"), "checkpoint": {"interval": 1, "keep_last": 2},
+                                    "stop": {"iterations": 2}, "ship": ship}))  # fmt: skip
+    assert run_train(str(path), FAST, echo=lambda _: None) == 0
+    return path, Experiment(tmp_path / "exp", name)
+
+
+def candidate_row(label: str, iteration: int, score: float, exploit: float | None) -> dict[str, Any]:
+    ex = None if exploit is None else {"win_rate": exploit, "mode": "deterministic", "by_mode": {}}
+    return {"label": label, "iteration": iteration, "score": score, "exploitability": ex}
+
+
+def test_the_rule_picks_the_best_score_or_the_least_exploitable_finalist() -> None:
+    rows = [candidate_row("a", 1, 0.90, None), candidate_row("b", 2, 0.95, None), candidate_row("c", 3, 0.93, None)]
+    assert pick(rows)[0]["label"] == "b"
+    rows = [candidate_row("a", 1, 0.90, None), candidate_row("b", 2, 0.95, 0.70), candidate_row("c", 3, 0.93, 0.55)]
+    assert pick(rows)[0]["label"] == "c"  # among the probed finalists, the one exploited least
+    assert pick([candidate_row("a", 1, 0.9, None), candidate_row("b", 2, 0.9, None)])[0]["label"] == "b"  # later
+    runs = [{"model_mode": "deterministic", "seed": 0, "win_rate": 0.6}, {"model_mode": "deterministic", "seed": 1,
+            "win_rate": 0.7}, {"model_mode": "stochastic", "seed": 0, "win_rate": 0.65}]  # fmt: skip
+    assert exploitability(runs) == {"by_mode": {"deterministic": 0.7, "stochastic": 0.65}, "win_rate": 0.65,
+                                    "mode": "stochastic"}  # fmt: skip
+
+
+def card_rows(card: str) -> list[str]:
+    return [line for line in card.splitlines() if line.startswith("| iter-")]
+
+
+def interval(row: dict[str, Any]) -> str:
+    return f"{pct(row['win_rate'])} [{pct(row['win_rate_low'])}, {pct(row['win_rate_high'])}]"
+
+
+def test_ship_measures_picks_and_writes_the_model_and_its_card(tmp_path: Path, ray_session: None) -> None:
+    config, exp = trained(tmp_path, {"candidates": 2, "rung": RUNG})
+    out = tmp_path / "models"
+    runner = CliRunner()
+    # bad input writes nothing: an unfinished run, an unknown run, a bad name, a config without a rule
+    exp.write_run(state="stopped")
+    refused = runner.invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out)])
+    assert refused.exit_code == 2
+    exp.write_run(state="finished")
+    assert runner.invoke(app, ["ship", str(tmp_path / "nothing"), "--name", "m", "--out", str(out)]).exit_code == 2
+    assert runner.invoke(app, ["ship", str(exp.dir), "--name", "a/b", "--out", str(out)]).exit_code == 2
+    with pytest.raises(ShipError):
+        ship_run(str(REPO / "configs"), "m", out)
+    assert not out.exists() and not (exp.dir / SHIP_DIR).exists()
+
+    shipped = runner.invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out)])
+    assert shipped.exit_code == 0, shipped.output
+    record = json.loads((exp.dir / SHIP_DIR / SHIP_FILE).read_text())
+    rows = record["candidates"]
+    assert [r["label"] for r in rows] == ["iter-000001", "iter-000002"]  # the last two checkpoints
+    for r in rows:
+        assert set(r["rung"]) == {"deterministic", "stochastic"} and r["rung"]["deterministic"]["fights"] == 12
+        assert r["score"] == pytest.approx(
+            (r["rung"]["deterministic"]["win_rate"] + r["rung"]["stochastic"]["win_rate"]) / 2
+        )
+    best = max(rows, key=lambda r: (r["score"], r["iteration"]))
+    assert record["picked"] == best["label"] and record["play_mode"] == "greedy"
+
+    model = load_model_file(out / "m.nhmodel")
+    md = model.metadata
+    assert model.meta["tensor_sha256"] == best["tensor_sha256"]  # the picked candidate's network, unchanged
+    assert md["iteration"] == best["iteration"] and md["env_steps"] == best["env_steps"]
+    recipe = md["recipe"]
+    assert recipe["config"] == str(config) and recipe["command"].startswith("osrs-rllib ")
+    assert recipe["commit"] is None or len(recipe["commit"]) == 40
+    assert recipe["env_steps"] == rows[-1]["env_steps"] and recipe["seeds"]["rung"] == record["rule"]["rung"]["seed"]
+    assert load_config(recipe["config"]).ship is not None  # the file names a config that loads
+    assert md["ship"]["picked"] == record["picked"] and md["ship"]["candidates"] == rows and md["play_mode"] == "greedy"
+
+    card = (out / "m.card.md").read_text()
+    assert card.startswith("### `m.nhmodel`") and f"`{model.meta['tensor_sha256']}`" in card
+    assert f"{md['env_steps']:,} env steps" in card
+    expected = []
+    for r in rows:
+        mark = " (shipped)" if r["label"] == record["picked"] else ""
+        cells = " | ".join(interval(r["rung"][m]) for m in ("deterministic", "stochastic"))
+        expected.append(f"| {r['label']}{mark} | {r['env_steps']:,} | {cells} | {pct(r['score'])} | – |")
+    assert card_rows(card) == expected  # the card's numbers are the record's
+
+    again = runner.invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out)])
+    assert again.exit_code == 2  # the model exists: --force replaces it
+    before = sorted(p.stat().st_mtime_ns for p in (exp.dir / SHIP_DIR / "rung").iterdir())
+    assert runner.invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out), "--force"]).exit_code == 0
+    assert sorted(p.stat().st_mtime_ns for p in (exp.dir / SHIP_DIR / "rung").iterdir()) == before  # cached
+    assert load_model_file(out / "m.nhmodel").meta["tensor_sha256"] == model.meta["tensor_sha256"]
+
+
+@pytest.mark.slow
+def test_ship_probes_the_finalists_with_exploit_runs_and_seats_the_better_mode(
+    tmp_path: Path, ray_session: None
+) -> None:
+    smoke = str(REPO / "configs" / "smoke.yml")
+    probe = {"finalists": 2, "env_steps": 512, "seeds": [0], "model_modes": ["deterministic", "stochastic"],
+             "final_fights": 1, "config": smoke, "overrides": ["evaluation.fights=1"]}  # fmt: skip
+    _, exp = trained(tmp_path, {"candidates": 2, "rung": RUNG, "exploit": probe})
+    out = tmp_path / "models"
+    assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / SHIP_DIR / SHIP_FILE).read_text())
+    finalists = [r for r in record["candidates"] if r["exploitability"] is not None]
+    assert len(finalists) == 2
+    for r in finalists:
+        assert [(x["model_mode"], x["seed"]) for x in r["exploit_runs"]] == [("deterministic", 0), ("stochastic", 0)]
+        assert all(x["budget_env_steps"] == 512 for x in r["exploit_runs"])
+    least = min(finalists, key=lambda r: (r["exploitability"]["win_rate"], -r["score"], -r["iteration"]))
+    assert record["picked"] == least["label"]
+    mode = least["exploitability"]["mode"]
+    assert record["play_mode"] == {"deterministic": "greedy", "stochastic": "sampling"}[mode]
+    assert load_model_file(out / "m.nhmodel").metadata["play_mode"] == record["play_mode"]
+    card = (out / "m.card.md").read_text()
+    assert f"**{pct(least['exploitability']['win_rate'])}**" in card
+    runs = sorted((exp.dir / SHIP_DIR / "exploit").iterdir())
+    started = [json.loads((d / "run.json").read_text())["started_unix"] for d in runs]
+    assert ship_run(str(exp.dir), "m", out, force=True, echo=lambda _: None) == 0  # every measurement cached
+    assert [json.loads((d / "run.json").read_text())["started_unix"] for d in runs] == started

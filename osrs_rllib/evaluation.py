@@ -23,8 +23,8 @@ spawns.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -42,6 +42,31 @@ from policies.fight_rules import FightRules
 logger = logging.getLogger(__name__)
 
 DEFAULT_PARALLEL_FIGHTS = 32
+
+Shards = Callable[[Callable[[int, int], Any]], list[Any]]
+"""Runs ``job(i, n)`` for every shard ``i`` of ``n`` where it may (e.g. one shard on each of a training run's idle env
+runners, `osrs_rllib.trainer_parts.runner_shards`) and returns their results in shard order. Evaluation deals fight
+``k`` to shard ``k % n``; every fight has its own seeds, so the results are those of playing them all in one place."""
+
+
+def _records_by_side(
+    play: Callable[[str, Sequence[int]], list[FightRecord]], sides: Sequence[str], fights: int, shards: Shards | None
+) -> dict[str, list[FightRecord]]:
+    """Every side's records of fights ``0 … fights − 1``, played here or dealt over `shards`, in fight order."""
+    if shards is None:
+        return {side: play(side, range(fights)) for side in sides}
+
+    def job(i: int, n: int) -> dict[str, list[FightRecord]]:
+        return {side: play(side, range(i, fights, n)) for side in sides}
+
+    parts = shards(job)
+    return {side: sorted((r for part in parts for r in part[side]), key=lambda r: r.fight) for side in sides}
+
+
+def _subset(play: Callable[..., list[FightRecord]], ks: Sequence[int]) -> list[FightRecord]:
+    """`play(indices)` on fights `ks` of a plan, its records renumbered to their index in the whole plan."""
+    ks = list(ks)
+    return [replace(r, fight=ks[r.fight]) for r in play(ks)]
 
 
 @dataclass(frozen=True)
@@ -115,6 +140,7 @@ def evaluate(
     builds: Sequence[Build] | None = None,
     unseen_builds: Sequence[Build] = (),
     engine: str = "auto",
+    shards: Shards | None = None,
 ) -> list[EvalResult]:
     """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
     player 0.
@@ -122,7 +148,8 @@ def evaluate(
     `builds` defaults to the builds `params` trains on (`osrs_rllib.stratified_fights.trained_builds`); `unseen_builds`
     are played as well, `fights` each, and reported apart. Fights are spread evenly over builds and, when
     `params` randomises the fight type, over fight types (`osrs_rllib.stratified_fights.spread`). `engine` picks the
-    simulator (`make_engine`); both give the same fights.
+    simulator (`make_engine`); both give the same fights. `shards` plays them elsewhere in parts (`Shards`), e.g.
+    on a training run's idle env runners: same fights, same results, less of the run's wall time.
     """
     if fights < 1:
         raise ValueError(f"fights must be at least 1, got {fights}")
@@ -138,15 +165,23 @@ def evaluate(
     mode = "deterministic" if deterministic else "stochastic"
     policy = PolicySide(act, deterministic, frame_stack)
     seeds = [seed + k for k in range(len(plan))]
-    results = []
-    for opponent in opponents:
-        records = play_match(
-            policy, _scripted_side(opponent), plan, seeds, [0] * len(plan),
-            parallel=parallel, engine=engine, kind=opponent,
+
+    def play(opponent: str, ks: Sequence[int]) -> list[FightRecord]:
+        return _subset(
+            lambda sub: play_match(
+                policy, _scripted_side(opponent), [plan[k] for k in sub], [seeds[k] for k in sub], [0] * len(sub),
+                parallel=parallel, engine=engine, kind=opponent,
+            ),
+            ks,
         )  # fmt: skip
-        row = result_row(records, opponent=opponent, mode=mode, trained=trained, unseen=unseen, extra={"rules": rules})
-        results.append(EvalResult(**row))
-    return results
+
+    records = _records_by_side(play, list(opponents), len(plan), shards)
+    return [
+        EvalResult(
+            **result_row(records[o], opponent=o, mode=mode, trained=trained, unseen=unseen, extra={"rules": rules})
+        )
+        for o in opponents
+    ]
 
 
 def evaluate_vs_model(
@@ -162,6 +197,7 @@ def evaluate_vs_model(
     parallel: int = DEFAULT_PARALLEL_FIGHTS,
     engine: str = "auto",
     model_deterministic: bool = True,
+    shards: Shards | None = None,
 ) -> dict[str, Any]:
     """`fights_per_build` fights per trained build between the policy `act` and `model` (a `ModelFile`, or a
     per-fight mixture: a mapping of member names to model files), from both seats.
@@ -175,7 +211,7 @@ def evaluate_vs_model(
     policy in seat ``k % 2``, so every build and fight type is played equally from both seats, and fight k
     uses simulator seed ``seed + k`` (the same fights at every evaluation). Returns an `EvalResult` row (the
     policy's view, without ``rules``) with ``model_mode`` and ``by_seat``. `engine` picks the simulator
-    (`make_engine`: ``auto``, ``core``, ``python``); the fights are the same on both.
+    (`make_engine`: ``auto``, ``core``, ``python``); the fights are the same on both. `shards` as in `evaluate`.
 
     Raises:
         ValueError: `fights_per_build` below 1.
@@ -190,10 +226,18 @@ def evaluate_vs_model(
     members: Mapping[str, Any] = model if isinstance(model, Mapping) else {opponent: model}
     policy = PolicySide(act, deterministic, frame_stack)
     seeds, seats = [seed + k for k in range(len(plan))], alternating_seats(len(plan))
-    by_member: dict[str, list[FightRecord]] = {}
-    for name, member in members.items():
-        side = partial(ModelSide, member, deterministic=model_deterministic)
-        by_member[name] = play_match(policy, side, plan, seeds, seats, parallel=parallel, engine=engine, kind=opponent)
+
+    def play(name: str, ks: Sequence[int]) -> list[FightRecord]:
+        side = partial(ModelSide, members[name], deterministic=model_deterministic)
+        return _subset(
+            lambda sub: play_match(
+                policy, side, [plan[k] for k in sub], [seeds[k] for k in sub], [seats[k] for k in sub],
+                parallel=parallel, engine=engine, kind=opponent,
+            ),
+            ks,
+        )  # fmt: skip
+
+    by_member = _records_by_side(play, list(members), len(plan), shards)
     return result_row(
         [r for records in by_member.values() for r in records],
         opponent=opponent,

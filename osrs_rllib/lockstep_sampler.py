@@ -51,6 +51,7 @@ from ray.rllib.evaluation.rollout_worker import RolloutWorker
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
 
 from envs.rllib_env import NHMultiAgentEnv, share_core_batch, step_envs
+from policies.rllib_model import nh_model_of
 
 SB = SampleBatch
 
@@ -209,16 +210,19 @@ class LockstepSampler:
         traj = slot.trajectories.get(agent)
         if traj is None:
             pid = slot.episode.policy_of[agent]
-            trainable = self._trainable.get(pid)
-            if trainable is None:
-                check = self.worker.is_policy_to_train  # None: every policy trains (RLlib's convention)
-                trainable = self._trainable[pid] = check is None or bool(check(pid))
-            if not trainable:
+            if not self._is_trainable(pid):
                 return None
             index = list(slot.episode.policy_of).index(agent)
             traj = slot.trajectories[agent] = _Trajectory(pid, agent, index, slot.episode.episode_id,
                                                           slot.episode.length)
         return traj
+
+    def _is_trainable(self, pid: str) -> bool:
+        trainable = self._trainable.get(pid)
+        if trainable is None:
+            check = self.worker.is_policy_to_train  # None: every policy trains (RLlib's convention)
+            trainable = self._trainable[pid] = check is None or bool(check(pid))
+        return trainable
 
     # -- the loop ---------------------------------------------------------------------------------
     def sample(self) -> MultiAgentBatch:
@@ -265,8 +269,13 @@ class LockstepSampler:
         for pid, members in groups.items():
             policy = self.worker.policy_map[pid]
             obs = np.stack([self.slots[e].obs[a] for e, a in members])
-            acts, _, extra = policy.compute_actions_from_input_dict(SampleBatch({SB.OBS: obs}), explore=True)
-            acts = np.asarray(acts)
+            model = nh_model_of(policy)
+            if model is not None:  # the NH network acts directly: the same draws without RLlib's per-call cost
+                extra = model.act(obs, explore=True, trainable=self._is_trainable(pid))
+                acts = extra[SB.ACTIONS]
+            else:
+                acts, _, extra = policy.compute_actions_from_input_dict(SampleBatch({SB.OBS: obs}), explore=True)
+                acts = np.asarray(acts)
             logp = extra.get(SB.ACTION_LOGP)
             vf = extra.get(SB.VF_PREDS)
             dist = extra.get(SB.ACTION_DIST_INPUTS)

@@ -62,7 +62,7 @@ from osrs_rllib.train_report import (
     summary_figures,
     tensorboard_tag,
 )
-from osrs_rllib.trainer_parts import Evaluator, RunHooks, ScriptedEvaluator, StopLimits, StopRule
+from osrs_rllib.trainer_parts import Evaluator, RunHooks, ScriptedEvaluator, StopLimits, StopRule, runner_shards
 
 __all__ = [
     "ENV_NAME",
@@ -500,7 +500,7 @@ class Trainer:
             f"({fights or self.cfg.evaluation.fights} fights per build and opponent)"
         )
         try:
-            rows = self.evaluator(net, fights)
+            rows = self.evaluator(net, fights, shards=runner_shards(self.algo))  # the idle runners play too
         finally:
             net.train(was_training)
         self.state.last_eval = {"iteration": self.state.iteration, "results": rows}

@@ -27,9 +27,40 @@ Rows = list[dict[str, Any]]
 
 class Evaluator(Protocol):
     """Plays the learner's network (in evaluation mode) and returns its rows; `fights` overrides the config's
-    fights per build (a final evaluation), None keeps them."""
+    fights per build (a final evaluation), None keeps them. `shards` (`osrs_rllib.evaluation.Shards`) may play the
+    fights in parts elsewhere (the run's idle env runners); an evaluator may also play them all itself."""
 
-    def __call__(self, network: Any, fights: int | None = None) -> Rows: ...
+    def __call__(self, network: Any, fights: int | None = None, shards: Any = None) -> Rows: ...
+
+
+def runner_shards(algo: Any) -> Any:
+    """`osrs_rllib.evaluation.Shards` over the algorithm's remote env runners, one shard each (None without any).
+
+    Between two training iterations the env runners wait for the next sampling call while the driver evaluates
+    alone: on a laptop one core of two. Dealing the evaluation fights over the runners uses every core. Each
+    runner plays with its own torch random state left as it was (`torch.random.fork_rng`), so a sampling
+    evaluation does not shift the training draws that follow.
+    """
+    group = getattr(algo, "env_runner_group", None)
+    ids = list(group.healthy_env_runner_ids()) if group is not None else []
+    if not ids:
+        return None
+
+    def shards(job: Callable[[int, int], Any]) -> list[Any]:
+        def on_runner(i: int) -> Callable[[Any], Any]:
+            def run(_runner: Any) -> Any:
+                import torch
+
+                with torch.random.fork_rng():
+                    return job(i, len(ids))
+
+            return run
+
+        return group.foreach_env_runner(
+            [on_runner(i) for i in range(len(ids))], local_env_runner=False, remote_worker_ids=ids
+        )
+
+    return shards
 
 
 class ScriptedEvaluator:
@@ -39,7 +70,7 @@ class ScriptedEvaluator:
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
 
-    def __call__(self, network: Any, fights: int | None = None) -> Rows:
+    def __call__(self, network: Any, fights: int | None = None, shards: Any = None) -> Rows:
         from envs.nh.loadouts import Build
         from osrs_rllib.evaluation import evaluate, network_act_fn
 
@@ -56,6 +87,7 @@ class ScriptedEvaluator:
                 frame_stack=self.cfg.env.frame_stack,
                 unseen_builds=[Build(b) for b in ev.unseen_builds],
                 engine=self.cfg.env.engine,
+                shards=shards,
             )
             rows += [r.to_dict() for r in results]
         return rows

@@ -20,6 +20,7 @@ Loading needs `torch` and the contract's version string (`envs/nh/contract.py`, 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import time
@@ -59,6 +60,15 @@ class ModelFile:
     module: torch.jit.ScriptModule
     meta: dict[str, Any]
     contract: dict[str, Any] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its TorchScript module as bytes (a ScriptModule does not pickle): a loaded model travels to
+        a Ray worker (evaluation played on a run's env runners) exactly as loaded, without its path being read there."""
+        buffer = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is this file format's contract
+            torch.jit.save(self.module, buffer)
+        return _model_file_from_bytes, (self.path, buffer.getvalue(), self.meta, self.contract)
 
     @property
     def obs_size(self) -> int:
@@ -138,6 +148,13 @@ class ModelFile:
             actions, _ = self.module(obs_t, mask_t, deterministic, noise_t)
         out = actions.numpy()
         return out[0] if single else out
+
+
+def _model_file_from_bytes(path: Path, module: bytes, meta: dict[str, Any], contract: dict[str, Any]) -> ModelFile:
+    """`ModelFile.__reduce__`'s other half."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ModelFile(path, torch.jit.load(io.BytesIO(module)), meta, contract)
 
 
 def save_model_file(

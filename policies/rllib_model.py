@@ -169,6 +169,32 @@ class NHTorchModel(TorchModelV2, nn.Module):
             self.__dict__["_scripted_net"] = scripted
         return scripted
 
+    def act(self, flat_obs: np.ndarray, explore: bool, trainable: bool) -> dict[str, np.ndarray]:
+        """Actions for a batch of flattened observations without RLlib's per-call machinery.
+
+        `Policy.compute_actions_from_input_dict` spends about as long on its own bookkeeping (view requirements,
+        exploration, tensor conversion, extra fetches) as the network spends acting on a 32-row batch, and a
+        sampler calls it once per policy per tick. This is the same computation (the same random draws,
+        hence the same actions) on the TorchScript twin: ``actions`` always; for a `trainable` policy also the
+        columns PPO's batch needs (``action_logp``, ``vf_preds``, ``action_dist_inputs``). A frozen opponent's
+        critic is not run.
+        """
+        with torch.no_grad():
+            obs = restore_original_dimensions(torch.from_numpy(flat_obs), self.obs_space, "torch")
+            net = self.inference_network()
+            actor_in = obs[OBS_KEY].float()
+            mask = obs[MASK_KEY].float()
+            features = net.features(actor_in)
+            actions, logp, _ = net.sample_from_features(features, mask, not explore, None)
+            out = {SampleBatch.ACTIONS: actions.numpy()}
+            if trainable:
+                critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
+                value = net.value(critic_in, features if self.net.share_trunk else None)
+                out[SampleBatch.ACTION_LOGP] = logp.numpy()
+                out[SampleBatch.VF_PREDS] = value.numpy()
+                out[SampleBatch.ACTION_DIST_INPUTS] = torch.cat([features, mask], dim=-1).numpy()
+        return out
+
     def value_function(self) -> Tensor:
         if self._critic_in is None:
             raise RuntimeError("value_function() called before forward()")

@@ -196,8 +196,8 @@ def _rows_sorted(batch: SampleBatch) -> np.ndarray:
 @pytest.mark.parametrize("engine", ["core", "python"])
 def test_same_experience_as_rllibs_own_sampler(engine: str) -> None:
     """Same seeds, same config: the lockstep loop and RLlib's `EnvRunnerV2` make the same forward calls on
-    the same batches, so they must collect the same rows: observations, actions, rewards, log-probabilities
-    and values exactly, advantages to float rounding (bootstraps are computed in one batch instead of one
+    the same batches, so they must collect the same rows: observations, actions, rewards, log-probabilities,
+    values and distribution inputs exactly (the lockstep loop calls the network directly, `NHTorchModel.act`), advantages to float rounding (bootstraps are computed in one batch instead of one
     call each). On the core, the lockstep loop steps its four fights in one core call (one batch) while
     RLlib's sampler steps the Python engine env by env: the rows must still be the same."""
     if engine == "core" and not core_available():
@@ -220,7 +220,8 @@ def test_same_experience_as_rllibs_own_sampler(engine: str) -> None:
     for ours, theirs in zip(batches["lockstep"], batches["rllib"], strict=True):
         assert ours.count == theirs.count
         a, b = _rows_sorted(ours), _rows_sorted(theirs)
-        for key in (SB.OBS, SB.ACTIONS, SB.REWARDS, SB.ACTION_LOGP, SB.VF_PREDS, SB.TERMINATEDS, SB.TRUNCATEDS):
+        exact = (SB.OBS, SB.ACTIONS, SB.REWARDS, SB.ACTION_LOGP, SB.VF_PREDS, SB.ACTION_DIST_INPUTS, SB.TERMINATEDS)
+        for key in (*exact, SB.TRUNCATEDS):
             np.testing.assert_array_equal(ours[key][a], theirs[key][b], err_msg=key)
         for key in ("advantages", "value_targets"):
             np.testing.assert_allclose(ours[key][a], theirs[key][b], atol=1e-4, err_msg=key)

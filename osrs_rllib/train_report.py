@@ -143,10 +143,12 @@ def format_line(f: Mapping[str, Any]) -> str:
     """One line per iteration (logs, detached runs, non-TTY terminals)."""
     eta = f.get("eta_seconds")
     by_opp = " ".join(f"{k}:{v:.0%}" for k, v in sorted((f.get("win_rate_by_opponent") or {}).items()))
+    probe = (f.get("exploitability_probe") or {}).get("exploiter_win_rate")
+    probed = "" if probe is None else f" | exploiters beat main {probe:.0%}"  # the league's probe, when it runs
     return (
         f"iter {f['iteration']:>5} | {f['env_steps']:>11,} steps | {f['steps_per_s']:>7,.0f}/s | "
         f"return {_fmt(f.get('episode_return_mean'), '+.3f')} | win {_fmt(f.get('win_rate_train'), '.0%')} "
-        f"[{by_opp}] | eval {_fmt(f.get('eval_win_rate'), '.0%')}{_weakest_note(f)} | "
+        f"[{by_opp}] | eval {_fmt(f.get('eval_win_rate'), '.0%')}{_weakest_note(f)}{probed} | "
         f"pi {_fmt(f.get('policy_loss'), '+.3f')} vf {_fmt(f.get('vf_loss'), '.3f')} "
         f"ent {_fmt(f.get('entropy'), '.2f')} | ETA {_fmt(None if eta is None else eta / 60, '.0f')}m"
     )

@@ -493,7 +493,23 @@ class TrainConfig(_Section):
                 field=f"opponents.mix.{exploiter_kinds[0]}",
                 related=("league.main_exploiters",),
             )
+        self._check_league_slots()
         return self
+
+    def _check_league_slots(self) -> None:
+        """The league fills one opponent slot at least per (learner, snapshot kind) once each has a snapshot to
+        offer (`league.callback.LeagueRunner.plan`): too few slots would stop the run there, hours in, so the
+        config says so before it starts."""
+        snapshot_kinds = ("latest", "prioritized", "pfsp", "exploiters", "exploiters_pfsp")
+        kinds = [k for k in snapshot_kinds if self.opponents.mix.get(k, 0) > 0]
+        needed = len(kinds) + self.league.league_exploiters  # each league exploiter draws its own PFSP snapshots
+        if self.league_enabled and self.opponents.league_slots < needed:
+            raise Invalid(
+                f"got {self.opponents.league_slots}; the league needs {needed} (one per snapshot kind of main's mix: "
+                f"{', '.join(kinds) or 'none'}; one per league exploiter: {self.league.league_exploiters})",
+                f"opponents.league_slots ≥ {needed}",
+                field="opponents.league_slots",
+            )
 
     @property
     def league_enabled(self) -> bool:

@@ -118,11 +118,15 @@ def default_sampling(a: str, b: str) -> bool | None:
         ValueError: A model file that cannot be read, or one whose mode is neither greedy nor sampling.
     """
     from osrs_rllib.fight import is_model_path
+
+    models = [x for x in (a, b) if is_model_path(x)]
+    if not models:
+        return False  # scripted sides only: no model file to read (and no torch to import for it)
     from policies.model_file import read_model_meta
     from policies.play_mode import samples_by_default
 
-    modes = {samples_by_default(read_model_meta(x).get("metadata") or {}) for x in (a, b) if is_model_path(x)}
-    return modes.pop() if len(modes) == 1 else (None if modes else False)
+    modes = {samples_by_default(read_model_meta(x).get("metadata") or {}) for x in models}
+    return modes.pop() if len(modes) == 1 else None
 
 
 def _with_progress_bar(label: str, n: int, play: Callable[[Callable[[int], None]], Any]) -> Any:

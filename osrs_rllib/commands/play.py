@@ -8,10 +8,7 @@ from typing import Annotated
 import typer
 
 from osrs_rllib.commands import fail
-from osrs_rllib.play.limits import DEFAULT_PORT, MAX_TICK_MS, MIN_TICK_MS
-
-DEFAULT_DATA_DIR = Path("~/.osrs-rllib/play")
-"""Where games are kept (``replays/``, ``scores.json``) unless ``--data-dir`` says otherwise."""
+from osrs_rllib.play.limits import DEFAULT_DATA_DIR, DEFAULT_PORT, MAX_TICK_MS, MIN_TICK_MS
 
 
 def play(
@@ -67,41 +64,23 @@ def play(
     """
     import logging
 
-    from envs.nh.core_engine import check_engine
-    from envs.nh.params import ParamError
     from osrs_rllib.commands.options import parse_set_options
-    from osrs_rllib.play.opponents import OpponentError, default_opponents, resolve_opponents
-    from osrs_rllib.play.server import PlayConfig, PlayServer
+    from osrs_rllib.play.launch import PlayError, PlaySettings, run_play
 
+    try:
+        options = parse_set_options(set_ or [])
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    settings = PlaySettings(
+        opponents=tuple(opponents or ()), build=build, fight_type=fight_type, tick_ms=tick_ms, port=port, host=host,
+        server=server, options=options, seed=seed, data_dir=data_dir, experiments_dir=experiments_dir,
+        models_dir=models_dir, engine=engine, model_sampling=model_sampling,
+    )  # fmt: skip
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        check_engine(engine)
-        options = parse_set_options(set_ or [])
-        names = list(opponents or [])
-        if not names and server is None:
-            _, note = default_opponents(models_dir)
-            if note:
-                typer.echo(note)
-        found = resolve_opponents(names, experiments_dir=experiments_dir, models_dir=models_dir, server=server)
-        for o in found:
-            o.params(build, fight_type, options)  # every option checked before the page opens
-    except (OpponentError, ParamError, ValueError) as exc:
+        run_play(settings, echo=typer.echo)
+    except PlayError as exc:
         raise fail(str(exc)) from None
-    config = PlayConfig(
-        opponents=found, data_dir=data_dir.expanduser(), build=build, fight_type=fight_type, tick_ms=tick_ms,
-        options=options, seed=seed, engine=engine, model_sampling=model_sampling,
-    )  # fmt: skip
-    try:
-        app_server = PlayServer(config, host, port)
-    except OSError as exc:
-        raise fail(str(exc)) from None
-    app_server.state.load()
-    app_server.catch_stop_signals()
-    typer.echo(f"opponents: {', '.join(f'{o.name} ({o.kind})' for o in found)}")
-    typer.echo(f"games are kept in {config.data_dir} (replays/, scores.json)")
-    typer.echo(f"play at {app_server.url}  (Ctrl-C to stop)")
-    app_server.run()
-    typer.echo("play stopped")
 
 
 def register(app: typer.Typer) -> None:

@@ -5,8 +5,9 @@
 * `deadline`: the opponent's decisions off the event loop, and what a late one means.
 * `session`: one game on the server's clock, recorded as a replay.
 * `scores`: the person's results per opponent, kept across games.
-* `server`: the FastAPI app (page, WebSocket, replays) on uvicorn; `limits` the command's defaults (the command
-  itself: `osrs_rllib/commands/play.py`).
+* `server`: the FastAPI app (page, WebSocket, replays) on uvicorn; `limits` the command's defaults.
+* `launch`: the command's settings checked and the page served (`run_play`; the command itself, which only parses
+  and prints: `osrs_rllib/commands/play.py`).
 """
 
 from __future__ import annotations

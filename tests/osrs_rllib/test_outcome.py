@@ -296,4 +296,5 @@ def test_cli_check_json_and_errors(trained: Path) -> None:
     assert rep["seeds"] == [140, 146] and rep["fights"] == 6 and 0 <= rep["bar"]["ece"] <= 1
     bad = subprocess.run([*cli, "check", str(trained), "--seed", "100"], cwd=REPO, env=env, capture_output=True,
                          text=True, timeout=600)
-    assert bad.returncode == 2 and "overlap the training seeds" in bad.stderr
+    assert bad.returncode == 2 and str(trained) in bad.stderr  # names the file whose training seeds it overlaps
+    assert f"--seed {rep['seeds'][0]}" in bad.stderr  # and the first seed that is new (the default's)

@@ -160,9 +160,10 @@ def test_config_error_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     assert "ppo.minibatch_sise" in lines[0] and "minibatch_size" in lines[0]
     missing = run_cli("train", "configs/nope.yml")
-    assert missing.returncode == 2 and "file not found" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.returncode == 2 and "configs/nope.yml" in missing.stderr and "Traceback" not in missing.stderr
     nothing = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
-    assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+    assert nothing.returncode == 2 and str(tmp_path / "smoke") in nothing.stderr  # names the experiment looked for
+    assert not (tmp_path / "smoke").exists()  # refused before anything was written
 
 
 def test_detach_jobs_and_clean_stop(tmp_path: Path) -> None:
@@ -182,22 +183,24 @@ def test_detach_jobs_and_clean_stop(tmp_path: Path) -> None:
         "checkpoint.keep_best=false",
     )
     assert started.returncode == 0, started.stderr
-    assert "in the background" in started.stdout
     exp = Experiment(tmp_path, "smoke")
+    assert exp.read_run()["pid"] > 0  # recorded before the command returned
     deadline = time.time() + 240
     while time.time() < deadline and exp.read_status().get("iteration", 0) < 1:
         assert exp.effective_state() in ("starting", "running"), exp.log_path.read_text()[-3000:]
         time.sleep(0.2)
     listed = json.loads(run_cli("jobs", "--experiments-dir", str(tmp_path), "--json").stdout)
     assert [j["name"] for j in listed] == ["smoke"] and listed[0]["state"] == "running"
-    stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240")
-    assert stopped.returncode == 0 and "smoke: stopped" in stopped.stdout, stopped.stdout + stopped.stderr
+    stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240", "--json")
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert json.loads(stopped.stdout) == {"smoke": "stopped"}
     last = exp.latest_checkpoint()
     assert last is not None and last.iteration == exp.read_status()["iteration"], "stop must end with a checkpoint"
-    assert exp.read_run()["state"] == "stopped"
-    assert "stop requested" in exp.log_path.read_text()
-    nothing = run_cli("stop", "--all", "--experiments-dir", str(tmp_path))
-    assert nothing.returncode == 0 and "nothing is running" in nothing.stdout
+    run = exp.read_run()
+    assert run["state"] == "stopped" and run["stop_requested_unix"] <= run["ended_unix"]
+    assert exp.read_status()["state"] == "stopped"  # the trainer saw the stop (else "finished")
+    nothing = run_cli("stop", "--all", "--experiments-dir", str(tmp_path), "--json")
+    assert nothing.returncode == 0 and json.loads(nothing.stdout) == {}
 
 
 def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
@@ -231,7 +234,7 @@ def test_tensorboard_command_serves_on_loopback(tmp_path: Path) -> None:
     with socket.socket() as s:  # stopping the command stops the server: nothing is left listening
         assert s.connect_ex(("127.0.0.1", port)) != 0
     missing = run_cli("tensorboard", "--experiments-dir", str(tmp_path / "nope"))
-    assert missing.returncode == 2 and "no experiments directory" in missing.stderr
+    assert missing.returncode == 2 and str(tmp_path / "nope") in missing.stderr
 
 
 @pytest.mark.slow
@@ -271,7 +274,7 @@ def test_unreachable_address_fails_and_leaves_the_name_free(tmp_path: Path) -> N
     """Joining a cluster that is not there fails with one line, and a failed start does not block the name."""
     proc, port, _ = _join_unreachable(tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in proc.stderr
+    assert f"127.0.0.1:{port}" in proc.stderr  # names the address
     exp = Experiment(tmp_path, "smoke")
     first = exp.read_run()
     assert first.get("state") == "failed"
@@ -286,8 +289,10 @@ def test_unreachable_address_fails_fast(tmp_path: Path) -> None:
     not Ray's minutes."""
     proc, _, seconds = _join_unreachable(tmp_path)
     assert proc.returncode == 2 and seconds < 90
+    failed = Experiment(tmp_path, "smoke").read_run()
     resumed = run_cli("train", "configs/smoke.yml", "--resume", "--set", f"experiments_dir={tmp_path}")
-    assert resumed.returncode == 2 and "no --force" in resumed.stderr
+    assert resumed.returncode == 2 and "'smoke'" in resumed.stderr  # no checkpoint to resume from
+    assert Experiment(tmp_path, "smoke").read_run() == failed  # refused before anything was written
 
 
 def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Path) -> None:
@@ -300,12 +305,12 @@ def test_a_detached_run_is_listed_at_once_and_an_early_stop_says_so(tmp_path: Pa
     stopped = run_cli("stop", "smoke", "--experiments-dir", str(tmp_path), "--wait", "240")
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     exp = Experiment(tmp_path, "smoke")
-    assert exp.read_run()["state"] == "stopped", exp.log_path.read_text()[-3000:]
-    log = exp.log_path.read_text()
-    # Which line depends on how far the start got: the trainer's own, or `stop`'s when the process had not
-    # yet caught signals; either way the log says why the run ended.
-    reasons = ("stop requested", "stopped before the first iteration", "stopped by `osrs-rllib stop` while starting")
-    assert any(r in log for r in reasons), log[-3000:]
+    run = exp.read_run()
+    assert run["state"] == "stopped", exp.log_path.read_text()[-3000:]
+    # Who wrote "stopped" depends on how far the start got (the trainer, or `stop` when the process had not yet
+    # caught signals); either way the run's end is recorded and its log is kept.
+    assert run["ended_unix"] >= run["started_unix"]
+    assert exp.log_path.stat().st_size > 0
 
 
 def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
@@ -321,8 +326,8 @@ def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
             "--set", f"ray.dashboard_port={port}", timeout=120,
         )  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert f"ray.dashboard_port {port} on 127.0.0.1 is in use" in proc.stderr
-    assert f"--set ray.dashboard_port={port + 1}" in proc.stderr
+    assert "ray.dashboard_port" in proc.stderr and str(port) in proc.stderr  # names our key and the port
+    assert f"--set ray.dashboard_port={port + 1}" in proc.stderr  # and how to change it
 
 
 def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path: Path) -> None:
@@ -342,7 +347,6 @@ def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path:
             timeout=300,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert f"the dashboard's port {RAY_DASHBOARD_PORT} is in use" in proc.stdout
-    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("Ray dashboard: ")]
-    assert not line.endswith(f":{RAY_DASHBOARD_PORT}"), line
+    dashboard = Experiment(tmp_path, "smoke").read_run()["dashboard"]
+    assert dashboard.startswith("http://") and not dashboard.rstrip("/").endswith(f":{RAY_DASHBOARD_PORT}")
     assert "fight rules (training config): " in proc.stdout

@@ -70,6 +70,12 @@ KILL_POINTS = ("checkpoint-write", "checkpoint-index", "evaluation", "league-sna
 class ExperimentError(Exception):
     """The experiment directory is in a state the request cannot proceed from (exists, missing, locked)."""
 
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        """Which refusal, for callers and tests that must not read the sentence: ``contradiction``, ``missing``,
+        ``no_checkpoint``, ``exists`` or ``running`` (`Experiment.open`); empty for any other."""
+
 
 def read_json(path: Path, default: Any = None) -> Any:
     try:
@@ -240,18 +246,19 @@ class Experiment:
                 or a live run of it (the message says what to do); and whatever `check_saved` raises.
         """
         if resume and force:
-            raise ExperimentError("--resume and --force contradict each other: pick one")
+            raise ExperimentError("--resume and --force contradict each other: pick one", "contradiction")
         exp = cls(root, name)
         if resume:
             if not exp.config_path.exists():
-                raise ExperimentError(f"experiment {name!r} not found at {exp.dir}: nothing to resume")
+                raise ExperimentError(f"experiment {name!r} not found at {exp.dir}: nothing to resume", "missing")
             if check_saved is not None:
                 check_saved(exp)
             exp.ensure_not_running()
             if exp.latest_checkpoint() is None:
                 raise ExperimentError(
                     f"experiment {name!r} has no complete checkpoint yet: start it again without --resume "
-                    "(nothing is lost: a run without a checkpoint needs no --force)"
+                    "(nothing is lost: a run without a checkpoint needs no --force)",
+                    "no_checkpoint",
                 )
         elif exp.exists():
             exp._ensure_replaceable(force)
@@ -261,7 +268,8 @@ class Experiment:
         if not force and self.latest_checkpoint() is not None:
             raise ExperimentError(
                 f"experiment {self.name!r} already exists at {self.dir}; use --resume to continue it or --force "
-                "to start over (deleting its checkpoints)"
+                "to start over (deleting its checkpoints)",
+                "exists",
             )
         self.ensure_not_running()
 
@@ -307,7 +315,8 @@ class Experiment:
         ):
             raise ExperimentError(
                 f"experiment {self.name!r} is being trained by process {run['pid']}; stop it first "
-                f"(osrs-rllib stop {self.name})"
+                f"(osrs-rllib stop {self.name})",
+                "running",
             )
 
     def read_run(self) -> dict[str, Any]:

@@ -71,29 +71,32 @@ def write_checkpoint(exp: Experiment, iteration: int, *, win_rate: float | None 
 def test_open_decides_create_resume_and_force_in_one_place(tmp_path: Path) -> None:
     """`Experiment.open` is what `train` and `exploit` both ask before writing anything: each refusal is an
     ExperimentError, and what it lets through is the experiment the run may write."""
-    with pytest.raises(ExperimentError, match="contradict"):
-        Experiment.open(tmp_path, "x", resume=True, force=True)
-    with pytest.raises(ExperimentError, match="nothing to resume"):
-        Experiment.open(tmp_path, "x", resume=True)
+    def refusal(**kwargs: Any) -> ExperimentError:
+        with pytest.raises(ExperimentError) as raised:
+            Experiment.open(tmp_path, "x", **kwargs)
+        return raised.value
+
+    assert refusal(resume=True, force=True).reason == "contradiction"
+    missing = refusal(resume=True)
+    assert missing.reason == "missing" and str(tmp_path / "x") in str(missing)  # names where it looked
     assert Experiment.open(tmp_path, "x").dir == tmp_path / "x"  # a new name: free
     exp = Experiment(tmp_path, "x")
     exp.dir.mkdir()
     exp.config_path.write_text("name: x\n")
     assert Experiment.open(tmp_path, "x").dir == exp.dir  # no checkpoint yet: nothing to lose, no --force
-    with pytest.raises(ExperimentError, match="no complete checkpoint"):
-        Experiment.open(tmp_path, "x", resume=True)
+    assert refusal(resume=True).reason == "no_checkpoint"
     seen: list[Path] = []
     write_checkpoint(exp, 3)
     assert Experiment.open(tmp_path, "x", resume=True, check_saved=lambda e: seen.append(e.config_path)).name == "x"
     assert seen == [exp.config_path]
-    with pytest.raises(ExperimentError, match="already exists"):
-        Experiment.open(tmp_path, "x")
+    exists = refusal()
+    assert exists.reason == "exists" and "--resume" in str(exists) and "--force" in str(exists)  # both ways on
     assert Experiment.open(tmp_path, "x", force=True).dir == exp.dir
     exp.mark_started(["test"])  # a live run of it (this process's pid counts as ours, so take the parent's)
     exp.write_run(pid=os.getppid())
     for kwargs in ({"resume": True}, {"force": True}):
-        with pytest.raises(ExperimentError, match="is being trained by process"):
-            Experiment.open(tmp_path, "x", **kwargs)
+        running = refusal(**kwargs)
+        assert running.reason == "running" and str(os.getppid()) in str(running)  # names the process
 
 
 def test_experiment_paths_are_absolute_from_a_relative_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,25 +58,22 @@ def test_fight_over_several_builds_spreads_them_and_reports_each() -> None:
     assert sum(row["wins"] for row in summary["by_build"].values()) == summary["wins"]
     table = _cli("fight", "tribrid", "baseline", "--n", "4", "--build", "all", "--set", "max_episode_ticks=40")
     assert table.returncode == 0, table.stderr
-    assert "by build and fight type" in table.stdout and "MAXED" in table.stdout
+    assert "MAXED" in table.stdout  # a row per build played, the unseen one too
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("fight", "random", "bogus", "--n", "2"), "unknown opponent 'bogus'"),
-        (("fight", "random", "baseline", "--n", "2", "--build", "FOO"), "invalid build 'FOO'"),
-        (("fight", "random", "baseline", "--n", "2", "--set", "max_episode_tick=5"), "unknown reset option"),
-        (
-            ("fight", "random", "baseline", "--n", "2", "--set", "max_episode_ticks"),
-            "--set expects key=value",
-        ),
+        (("fight", "random", "bogus", "--n", "2"), r"'bogus'"),
+        (("fight", "random", "baseline", "--n", "2", "--build", "FOO"), r"'FOO'"),
+        (("fight", "random", "baseline", "--n", "2", "--set", "max_episode_tick=5"), r"\bmax_episode_tick\b"),
+        (("fight", "random", "baseline", "--n", "2", "--set", "max_episode_ticks"), r"--set.*'max_episode_ticks'"),
     ],
 )
 def test_fight_bad_input_is_one_clear_line_without_traceback(args: tuple[str, ...], expected: str) -> None:
     proc = _cli(*args)
     assert proc.returncode != 0
-    assert expected in proc.stderr
+    assert re.search(expected, proc.stderr), proc.stderr  # names what was wrong: the opponent, build, key or pair
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.stdout == ""
 

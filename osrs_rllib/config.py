@@ -195,7 +195,8 @@ class OpponentsConfig(_Section):
     policies in seat 1 (`policies/scripted.py`); both play identically."""
     league_slots: PositiveInt = 4
     """Frozen league snapshots each env runner holds at once (weights are swapped in every iteration), so
-    worker memory stays bounded however large the league grows."""
+    worker memory stays bounded however large the league grows; at least one per snapshot kind of the mix and one
+    per league exploiter (checked when the config loads)."""
     targets: Annotated[list[str], _known_once(None, "model file", "a")] = Field(default_factory=list)
     """Frozen model files (``*.nhmodel``) the ``target`` kind draws from, uniformly; each plays seat 1 as
     deployed and is never trained (`policies/model_file_policy.py`). `osrs-rllib exploit` sets it."""

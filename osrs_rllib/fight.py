@@ -185,8 +185,12 @@ def plan_matchup(
     if prescient and (len(prescient) == 2 or BASELINE in (a, b)):
         raise ValueError(
             f"{prescient[0]!r} is prescient: it must see its opponent's action of the tick, which "
-            + ("another prescient side" if len(prescient) == 2 else "the in-simulator baseline (it decides inside "
-               "the simulator)") + " cannot give first; pick another opponent"
+            + (
+                "another prescient side"
+                if len(prescient) == 2
+                else "the in-simulator baseline (it decides inside the simulator)"
+            )
+            + " cannot give first; pick another opponent"
         )
     rules = resolve_fight_rules([fight_rules_of(n) for n in (a, b) if is_model_path(n)], options)
     base = FightParams.from_options({**rules.options(), **(options or {})})
@@ -256,6 +260,7 @@ class FightSummary:
 DEFAULT_PARALLEL = 16
 """Fights `run_fights` plays at once: enough for a model side's batched forward pass to pay, few enough to keep
 the engines' memory small."""
+
 
 class _Stopped(Exception):
     """Raised inside the fight loop to abandon the fights in flight once a stop is requested."""
@@ -384,9 +389,19 @@ def run_fights(
         if not done:
             raise FightsStopped(n) from None
     ended = [k for k in range(n) if outcomes[k] is not None]
-    summary = _summarise(a, b, seed, options, [outcomes[k] for k in ended], [truncated[k] for k in ended],
-                         [lengths[k] for k in ended], [splits[k] for k in ended],
-                         (sum(dealt[k] for k in ended), sum(received[k] for k in ended)), m.rules, model_sampling)
+    summary = _summarise(
+        a,
+        b,
+        seed,
+        options,
+        [outcomes[k] for k in ended],
+        [truncated[k] for k in ended],
+        [lengths[k] for k in ended],
+        [splits[k] for k in ended],
+        (sum(dealt[k] for k in ended), sum(received[k] for k in ended)),
+        m.rules,
+        model_sampling,
+    )
     summary = dataclasses.replace(summary, not_played=n - len(ended))
     logger.info("%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties,
                 summary.win_rate)  # fmt: skip

@@ -389,19 +389,10 @@ def run_fights(
         if not done:
             raise FightsStopped(n) from None
     ended = [k for k in range(n) if outcomes[k] is not None]
-    summary = _summarise(
-        a,
-        b,
-        seed,
-        options,
-        [outcomes[k] for k in ended],
-        [truncated[k] for k in ended],
-        [lengths[k] for k in ended],
-        [splits[k] for k in ended],
-        (sum(dealt[k] for k in ended), sum(received[k] for k in ended)),
-        m.rules,
-        model_sampling,
-    )
+    summary = _summarise(a, b, seed, options, [outcomes[k] for k in ended], [truncated[k] for k in ended],
+                         [lengths[k] for k in ended], [splits[k] for k in ended],
+                         (sum(dealt[k] for k in ended), sum(received[k] for k in ended)), m.rules,
+                         model_sampling)  # fmt: skip
     summary = dataclasses.replace(summary, not_played=n - len(ended))
     logger.info("%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties,
                 summary.win_rate)  # fmt: skip

@@ -400,12 +400,9 @@ def test_config_show_error_is_one_line_with_exit_code_2() -> None:
     result = CliRunner().invoke(app, ["config", "show", "configs/smoke.yml", "--set", "ppo.lrr=1"])
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
-        "error: --set: ppo.lrr: unknown key; expected one of clip_param, entropy_coeff, gae_lambda, gamma,"
-        " grad_accumulation_steps, grad_clip, head_entropy_weights,"
-        " kl_coeff, kl_target, lr, minibatch_size, num_epochs, rollout_fragment_length, train_batch_size,"
-        " vf_clip_param, vf_loss_coeff (did you mean 'lr'?)"
-    ]
+    (line,) = result.stderr.strip().splitlines()  # one line: where, which key, what was meant
+    assert line.startswith("error: --set: ppo.lrr: unknown key;")
+    assert line.endswith("(did you mean 'lr'?)")
 
 
 def _osrs_rllib(*args: str) -> subprocess.CompletedProcess[str]:

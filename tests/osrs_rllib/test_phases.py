@@ -176,3 +176,53 @@ def test_phases_run_in_order_and_a_resume_continues_the_current_phase(tmp_path: 
 
     assert run_train(str(path), FAST, force=True, echo=lambda _: None) == 0  # --force starts over
     assert two.read_run()["resumed"] is False and json.loads((exp.dir / PHASES_FILE).read_text())["state"] == "finished"
+
+
+NH_MAIN = REPO / "configs" / "nh-main.yml"
+ENV_STEP_BUDGET = 40_000_000
+"""The recipe must fit 3 hours of a 2-core machine (~3,500-6,000 env steps/s, evaluation included)."""
+
+
+def test_the_nh_main_recipe_resolves_within_its_budget() -> None:
+    cfg = load_config(NH_MAIN)
+    assert [p.name for p in cfg.phases] == ["scratch", "expert", "hunted"]
+    run = PhasedRun(cfg, Experiment(cfg.experiments_dir, cfg.name))
+    phases = [run.config_of(k) for k in range(len(cfg.phases))]
+    steps = [p.stop.env_steps for p in phases]
+    assert all(s is not None for s in steps) and sum(steps) <= ENV_STEP_BUDGET
+    assert all(p.stop.minutes is None and p.stop.iterations is None for p in phases)  # budgets in env steps only
+    assert phases[0].init.model is None  # from scratch
+    assert Path(phases[2].init.model).name == "best.nhmodel" and "2-expert" in phases[2].init.model
+    hunted = phases[2]
+    assert hunted.opponents.mix["exploiters"] > 0 and hunted.opponents.targets == []  # league snapshots, no copies
+    assert hunted.league.main_exploiters == 1 and hunted.ppo.head_entropy_weights == {"attack": 5, "prayer": 5}
+    assert phases[1].opponents.normalized()["expert"] == pytest.approx(0.35)
+    assert cfg.ship is not None and cfg.ship.candidates <= hunted.checkpoint.keep_last
+
+
+@pytest.mark.slow
+def test_the_nh_main_recipe_runs_every_phase_at_smoke_size_and_ships(tmp_path: Path, ray_session: None) -> None:
+    """nh-main.yml's own phases (mixes, league, entropy weights, init_from), each one iteration at the smoke
+    config's sizes, then shipped by its rule at a few fights: the whole chain runs with one command each."""
+    from osrs_rllib.ship import SHIP_FILE, ship_run
+    from policies.model_file import load_model_file
+
+    smoke = yaml.safe_load((REPO / "configs" / "smoke.yml").read_text())
+    smoke.pop("extends")
+    phases = [{**p, "stop": {"iterations": 1}} for p in yaml.safe_load(NH_MAIN.read_text())["phases"]]
+    path = tmp_path / "nh-main.yml"
+    ship = {"candidates": 1, "rung": {"opponent": "expert", "fights": 1}, "exploit": None}  # no 4M exploit runs
+    path.write_text(yaml.safe_dump({**smoke, "extends": str(NH_MAIN), "experiments_dir": str(tmp_path / "exp"),
+        "evaluation": {"interval": 1, "fights": 1, "unseen_builds": []}, "checkpoint": {"interval": 1, "keep_last": 3},
+        "phases": phases, "ship": ship}))  # fmt: skip
+    assert run_train(str(path), [], echo=lambda _: None) == 0
+    exp = Experiment(tmp_path / "exp", "nh-main")
+    record = json.loads((exp.dir / PHASES_FILE).read_text())
+    assert [(r["name"], r["state"], r["iterations"]) for r in record["phases"]] == [
+        ("scratch", "finished", 1), ("expert", "finished", 1), ("hunted", "finished", 1)]  # fmt: skip
+    assert Path(record["phases"][2]["init"]["model"]).name == "best.nhmodel"
+    assert ship_run(str(exp.dir), "nh-main", tmp_path / "models", echo=lambda _: None) == 0
+    shipped = load_model_file(tmp_path / "models" / "nh-main.nhmodel").metadata
+    assert shipped["experiment"] == "3-hunted" and shipped["recipe"]["config"] == str(path)
+    assert [p["name"] for p in shipped["recipe"]["phases"]] == ["scratch", "expert", "hunted"]
+    assert json.loads((exp.dir / "ship" / SHIP_FILE).read_text())["picked"] == shipped["ship"]["picked"]

@@ -100,6 +100,18 @@ class RecipeHook(RunHooks):
         record_recipe(trainer.exp.dir, self.config, self.command, resumed=trainer.resume)
 
 
+class StatusMirror(RunHooks):
+    """Copies the current phase's latest figures (``status.json``) to the recipe's experiment after every
+    iteration, with the phase named, so ``osrs-rllib jobs`` shows a phased run's progress on its own line."""
+
+    def __init__(self, exp: Experiment, phase: str) -> None:
+        self.exp = exp
+        self.phase = phase
+
+    def logged(self, trainer: Run, metrics: dict[str, float], figures: dict[str, Any], rows: list[Any]) -> None:
+        self.exp.write_status({**figures, "state": "running", "phase": self.phase})
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The phased run
 # ---------------------------------------------------------------------------------------------------------
@@ -235,7 +247,7 @@ def run_phased(
     except (ConfigError, WarmStartError, ExperimentError) as exc:
         raise PhaseError(str(exc)) from None
     if detach_argv is not None:
-        done = len(run.finished())
+        done = len(run.finished()) if resume else 0
         exp.detach(detach_argv, command="train", resume=resume, echo=echo,
                    doing=f"training {cfg.name} (phase {done + 1} of {len(cfg.phases)})")  # fmt: skip
         return 0
@@ -245,7 +257,7 @@ def run_phased(
         write_text_atomic(exp.config_path, _dump(cfg))
     record_recipe(exp.dir, config, command, resumed=resume)
     exp.mark_started(shlex.split(command), resumed=resume, phases=[p.name for p in cfg.phases])
-    return _run_phases(run, resume, echo, command)
+    return _run_phases(run, resume, echo, command, config)
 
 
 def _clear(exp: Experiment) -> None:
@@ -269,7 +281,7 @@ def _dump(cfg: TrainConfig) -> str:
     return dump_config(cfg, header=f"a recipe in {len(cfg.phases)} phases ({names}); osrs_rllib/phases.py")
 
 
-def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], command: str) -> int:
+def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], command: str, config: str) -> int:
     """The loop over the phases: skip the finished, resume or start the rest in order, record each one."""
     import logging
 
@@ -297,7 +309,8 @@ def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], comma
             run.write_record("running", [*rows, run.phase_row(k, "running", started)], k)
             logging.basicConfig(level=pcfg.logging.log_level,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
-            trainer = Trainer(pcfg, pexp, resume=again, echo=echo, command=shlex.split(command))
+            mirror = StatusMirror(exp, f"{k + 1}/{len(cfg.phases)} {cfg.phases[k].name}")
+            trainer = Trainer(pcfg, pexp, resume=again, echo=echo, command=shlex.split(command), hooks=[mirror])
             try:
                 code = trainer.run()
             except (TrainingError, ExperimentError, WarmStartError) as exc:
@@ -308,7 +321,7 @@ def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], comma
             if phase_state != FINISHED:
                 state = "stopped" if phase_state == "stopped" else "failed"
                 run.write_record(state, rows, k)
-                echo(f"phase {k + 1} ({cfg.phases[k].name}) {phase_state}: `osrs-rllib train {cfg.name} --resume` "
+                echo(f"phase {k + 1} ({cfg.phases[k].name}) {phase_state}: `osrs-rllib train {config} --resume` "
                      "continues it")  # fmt: skip
                 return code
             run.write_record("running", rows, k)

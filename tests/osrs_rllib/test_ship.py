@@ -147,3 +147,30 @@ def test_ship_probes_the_finalists_with_exploit_runs_and_seats_the_better_mode(
     started = [json.loads((d / "run.json").read_text())["started_unix"] for d in runs]
     assert ship_run(str(exp.dir), "m", out, force=True, echo=lambda _: None) == 0  # every measurement cached
     assert [json.loads((d / "run.json").read_text())["started_unix"] for d in runs] == started
+
+
+def test_a_stopped_ship_keeps_its_measurements_and_continues(tmp_path: Path, ray_session: None) -> None:
+    """SIGTERM (a user's Ctrl-C) while the rung plays: nothing is shipped, the finished rows stay, and the next
+    ``ship`` measures only what is missing."""
+    import os
+    import signal
+    import threading
+    import time
+
+    _, exp = trained(tmp_path, {"candidates": 2, "rung": {**RUNG, "fights": 10}})
+    rung = exp.dir / SHIP_DIR / "rung"
+
+    def stop_at_first_row() -> None:
+        while not (rung.is_dir() and any(rung.iterdir())):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=stop_at_first_row, daemon=True).start()
+    out = tmp_path / "models"
+    assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
+    assert not (out / "m.nhmodel").exists() and not (exp.dir / SHIP_DIR / SHIP_FILE).exists()
+    kept = {p.name: p.stat().st_mtime_ns for p in rung.iterdir()}
+    assert 1 <= len(kept) < 4  # two candidates x two modes: stopped before the last
+    assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
+    assert (out / "m.nhmodel").exists() and len(list(rung.iterdir())) == 4
+    assert all(p.stat().st_mtime_ns == kept[p.name] for p in rung.iterdir() if p.name in kept)  # not replayed

@@ -22,6 +22,9 @@ def ship(
     name: Annotated[str, typer.Option(help="The shipped model's name: writes OUT/NAME.nhmodel and OUT/NAME.card.md.")],
     out: Annotated[Path, typer.Option(help="Where the model and its card go.")] = Path("models"),
     force: Annotated[bool, typer.Option("--force", help="Replace an existing OUT/NAME.nhmodel.")] = False,
+    experiments_dir: Annotated[
+        str, typer.Option(help="Where EXPERIMENT is looked up by name (a training config's experiments_dir).")
+    ] = "experiments",
     detach: Annotated[
         bool, typer.Option("--detach", help="Run in the background (log: EXPERIMENT/ship/ship.log).")
     ] = False,
@@ -37,7 +40,15 @@ def ship(
     if detach:  # the child runs this command again (without --detach), with the arguments as typed
         detach_argv = sys.argv[2:] if len(sys.argv) > 2 and sys.argv[1] == "ship" else [experiment, "--name", name]
     try:
-        code = ship_run(experiment, name, out, force=force, detach_argv=detach_argv, echo=typer.echo)
+        code = ship_run(
+            experiment,
+            name,
+            out,
+            force=force,
+            experiments_dir=experiments_dir,
+            detach_argv=detach_argv,
+            echo=typer.echo,
+        )
     except ShipError as exc:
         raise fail(str(exc)) from None
     raise typer.Exit(code=code)

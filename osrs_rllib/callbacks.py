@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from osrs_rllib import learner_threads
 from osrs_rllib.time_account import NORMALIZER_SYNC_TIMER
 from osrs_rllib.training_env import LEARNER_AGENT
 from policies.rllib_model import NormalizerCallbacks
@@ -43,3 +44,6 @@ class TrainingCallbacks(NormalizerCallbacks):
         t0 = time.perf_counter()
         super().on_train_result(algorithm=algorithm, result=result, **kwargs)
         result.setdefault("timers", {})[NORMALIZER_SYNC_TIMER] = (time.perf_counter() - t0) * 1000
+        threads = learner_threads.after_iteration(algorithm)  # ``ppo.learner_threads: auto`` measures and picks
+        if threads is not None:
+            result.setdefault("info", {})["learner_threads"] = threads

@@ -74,6 +74,7 @@ from osrs_rllib.config_types import (
     _fragment_length,
     _frame_stack,
     _known_once,
+    _learner_threads,
     _log_level,
     _Section,
 )
@@ -282,10 +283,9 @@ class PPOConfig(_Section):
     grad_accumulation_steps: PositiveInt = 1
     """Micro-batches each SGD minibatch is split into, their gradients summed (weighted by size) before one optimiser
     step: the same update with a k-th of the activations in memory (`osrs_rllib/grad_accumulation.py`); 1 = off."""
-    learner_threads: PositiveInt = 1
-    """Torch threads of the driver's learner (its SGD, and an evaluation it plays itself). One: the network's many
-    small operations gain little from a second thread, and beside any other busy process two threads waiting on
-    each other at every operation made an SGD step 5-10 times slower (docs/training.md "Where the hour goes")."""
+    learner_threads: Annotated[int | Literal["auto"], PlainValidator(_learner_threads)] = "auto"
+    """Torch threads of the driver's learner, or ``auto``: measured per iteration, the faster of one and two kept.
+    Two are ~1.7× faster on an idle machine, 5-10× slower beside any busy process (`osrs_rllib/learner_threads.py`)."""
 
     @field_validator("head_entropy_weights")
     @classmethod

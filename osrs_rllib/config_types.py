@@ -158,6 +158,14 @@ def _fragment_length(value: Any) -> int | Literal["auto"]:
     raise Invalid(f"got {describe(value)}", 'a positive integer or "auto" (train batch / number of envs)')
 
 
+def _learner_threads(value: Any) -> int | Literal["auto"]:
+    """A positive thread count or ``"auto"`` (`osrs_rllib/learner_threads.py`)."""
+    value = _integral(value)
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return value  # type: ignore[no-any-return]
+    raise Invalid(f"got {describe(value)}", 'a positive number of threads or "auto" (measured per iteration)')
+
+
 def _frame_stack(value: Any) -> int | list[int]:
     """Frame stacking as `envs.nh.contract.frame_offsets` accepts it (spec §15.3), kept as written."""
     value = _integral(value)

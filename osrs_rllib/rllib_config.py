@@ -79,16 +79,16 @@ def build_algorithm_config(
     """RLlib's algorithm config (old API stack, PPO) for a training config; `learners` are the trainable policies
     (main, plus the league's exploiters); `seed` replaces ``cfg.seed`` for the env runners' streams and RLlib's
     seeding (a resumed run's, `stream_seed`)."""
-    import torch
     from ray.rllib.policy.policy import PolicySpec
 
+    from osrs_rllib import learner_threads
     from osrs_rllib.callbacks import TrainingCallbacks
     from osrs_rllib.grad_accumulation import policy_spec
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
     from osrs_rllib.training_env import policy_mapping_fn
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
-    torch.set_num_threads(cfg.ppo.learner_threads)  # this process learns (`PPOConfig.learner_threads`)
+    learner_threads.configure(cfg.ppo.learner_threads)  # this process learns (`osrs_rllib/learner_threads.py`)
     mix = OpponentMix(
         # a mix of league kinds only (e.g. {target: 1}) has no fixed kinds: TrainingEnv falls back the same way
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},

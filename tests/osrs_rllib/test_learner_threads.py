@@ -1,0 +1,64 @@
+"""``ppo.learner_threads: auto``: the chooser keeps the faster thread count, probes the other less often each time
+it loses, and switches when the machine changes; a fixed count stays fixed."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+import torch
+
+from osrs_rllib import learner_threads
+from osrs_rllib.config import ConfigError, load_config
+from osrs_rllib.learner_threads import MAX_PROBE_INTERVAL, LearnerThreads, ThreadChooser
+
+
+def run(chooser: ThreadChooser, seconds: dict[int, float], iterations: int) -> list[int]:
+    """Feed `iterations` learning times (per thread count) and return the counts the chooser used."""
+    used = []
+    for _ in range(iterations):
+        used.append(chooser.current)
+        chooser.record(seconds[chooser.current])
+    return used
+
+
+def test_idle_machine_keeps_two_threads_and_probes_one_ever_less_often() -> None:
+    chooser = ThreadChooser([1, 2], first_interval=4)
+    used = run(chooser, {2: 0.6, 1: 1.1}, 400)
+    assert used[:2] == [2, 1]  # every candidate measured once, most threads first
+    counts = Counter(used)
+    probes = [i for i, t in enumerate(used) if t == 1][1:]
+    gaps = [b - a for a, b in itertools.pairwise(probes)]
+    assert gaps == sorted(gaps) and gaps[-1] > gaps[0]  # each lost probe doubles the interval
+    assert counts[1] <= 9 and counts[2] >= 390
+    assert chooser.interval <= MAX_PROBE_INTERVAL
+
+
+def test_busy_machine_falls_back_to_one_thread_and_returns_when_it_is_idle_again() -> None:
+    chooser = ThreadChooser([1, 2], first_interval=4)
+    busy = run(chooser, {2: 8.0, 1: 1.1}, 200)
+    assert Counter(busy[50:])[1] >= 140  # two threads collapsed: one thread from the first comparison on
+    idle = run(chooser, {2: 0.6, 1: 1.1}, 700)
+    assert Counter(idle[-200:])[2] >= 195  # a probe found two threads faster again, and they stayed
+
+
+def test_the_count_is_set_in_torch_and_a_fixed_count_stays() -> None:
+    before = torch.get_num_threads()
+    try:
+        fixed = LearnerThreads(1)
+        assert fixed.start() == 1 and torch.get_num_threads() == 1
+        assert fixed.after_iteration(object()) is None
+        auto = learner_threads.configure("auto")
+        assert torch.get_num_threads() == auto.chooser.current  # type: ignore[union-attr]
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_config_accepts_auto_or_a_positive_count(tmp_path: object) -> None:
+    assert load_config("configs/smoke.yml", ["ppo.learner_threads=2"]).ppo.learner_threads == 2
+    assert load_config("configs/nh.yml").ppo.learner_threads == "auto"
+    with pytest.raises(ConfigError, match="learner_threads"):
+        load_config("configs/smoke.yml", ["ppo.learner_threads=0"])
+    with pytest.raises(ValueError, match="positive"):
+        ThreadChooser([0, 2])

@@ -53,9 +53,15 @@ class PhaseError(Exception):
 # ---------------------------------------------------------------------------------------------------------
 
 
+CODE_ROOT = Path(__file__).resolve().parents[1]
+"""The checkout this package runs from: its commit is the code's, whatever the working directory."""
+
+
 def git_state(cwd: Path | None = None) -> dict[str, Any]:
     """The commit the code runs at and whether tracked files differ from it (None each outside a git checkout):
-    what a shipped model names so that its training can be checked out and run again."""
+    what a shipped model names so that its training can be checked out and run again. `cwd` defaults to the
+    checkout of this package, not the working directory, which may be anywhere."""
+    cwd = cwd or CODE_ROOT
 
     def git(*args: str) -> str | None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):

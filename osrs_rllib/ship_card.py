@@ -31,6 +31,12 @@ def _interval(row: dict[str, Any]) -> str:
     return f"{pct(row['win_rate'])} [{pct(row['win_rate_low'])}, {pct(row['win_rate_high'])}]"
 
 
+def _commit(recipe: dict[str, Any]) -> str:
+    if not recipe.get("commit"):
+        return "unknown (not trained from a git checkout)"
+    return f"`{recipe['commit']}`" + (" (with uncommitted changes)" if recipe.get("dirty") else "")
+
+
 def card_markdown(model: Path, record: dict[str, Any]) -> str:
     """The card of the shipped file `model`, from its metadata and the measurement `record` (``ship.json``)."""
     meta = read_model_meta(model)
@@ -53,7 +59,7 @@ def card_markdown(model: Path, record: dict[str, Any]) -> str:
         + "".join(f"; {p['name']} {int(p['env_steps'] or 0):,}" for p in recipe.get("phases", []))
         + " |",
         f"| command | `{recipe.get('command')}` |",
-        f"| commit | `{recipe.get('commit')}`" + (" (with uncommitted changes)" if recipe.get("dirty") else "") + " |",
+        f"| commit | {_commit(recipe)} |",
         f"| seeds | training {recipe.get('seeds', {}).get('training')}, rung {rung['seed']}, exploit "
         f"{recipe.get('seeds', {}).get('exploit') or '–'} |",
         f"| shipped by | `{record['command']}` |",

@@ -293,16 +293,30 @@ class NHPolicyNetwork(nn.Module):
             path (B, 12). The last two come from `evaluate_from_features` on the sampled actions, i.e. from
             the very computation the PPO loss repeats, so they agree with it exactly.
         """
-        b = features.shape[0]
-        base, context_weights = self._context_tables()
         head_trunk = self._head_trunk(features)
+        actions = self._sample_heads(head_trunk, env_mask, deterministic, noise)
+        per_head, entropy = self._evaluate(head_trunk, env_mask, actions)
+        return actions, per_head.sum(-1), entropy
+
+    @torch.jit.export
+    def sample_actions(
+        self, features: Tensor, env_mask: Tensor, deterministic: bool = False, noise: Tensor | None = None
+    ) -> Tensor:
+        """The actions `sample_from_features` takes (the same draws from the same noise or random stream), without
+        the log-probability pass over all heads: for a player that only acts, such as a frozen opponent."""
+        return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise)
+
+    def _sample_heads(self, head_trunk: Tensor, env_mask: Tensor, deterministic: bool, noise: Tensor | None) -> Tensor:
+        b = head_trunk.shape[0]
+        device = head_trunk.device
+        base, context_weights = self._context_tables()
         trunk = head_trunk + base
-        onehot = torch.zeros(b, self.num_logits, device=features.device)
-        forbidden = torch.zeros(b, self.num_logits + 1, device=features.device)  # last column stays 0
+        onehot = torch.zeros(b, self.num_logits, device=device)
+        forbidden = torch.zeros(b, self.num_logits + 1, device=device)  # last column stays 0
         allowed = (self._pad(env_mask) > 0.5) & self.valid
         if not deterministic and noise is None:
-            noise = torch.rand(b, self.num_heads, self.max_head_size, device=features.device)
-        actions = torch.zeros(b, self.num_heads, dtype=torch.long, device=features.device)
+            noise = torch.rand(b, self.num_heads, self.max_head_size, device=device)
+        actions = torch.zeros(b, self.num_heads, dtype=torch.long, device=device)
         for h in range(self.num_heads):
             pre = trunk[:, h]
             if h > 0:
@@ -322,8 +336,7 @@ class NHPolicyNetwork(nn.Module):
             flat = choice + self.head_offsets[h]
             onehot.scatter_(1, flat.unsqueeze(1), 1.0)
             forbidden = forbidden + self.dep_forbids_padded[flat]
-        per_head, entropy = self._evaluate(head_trunk, env_mask, actions)
-        return actions, per_head.sum(-1), entropy
+        return actions
 
     @torch.jit.export
     def evaluate_from_features(self, features: Tensor, env_mask: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:

@@ -176,8 +176,8 @@ class NHTorchModel(TorchModelV2, nn.Module):
         exploration, tensor conversion, extra fetches) as the network spends acting on a 32-row batch, and a
         sampler calls it once per policy per tick. This is the same computation (the same random draws,
         hence the same actions) on the TorchScript twin: ``actions`` always; for a `trainable` policy also the
-        columns PPO's batch needs (``action_logp``, ``vf_preds``, ``action_dist_inputs``). A frozen opponent's
-        critic is not run.
+        columns PPO's batch needs (``action_logp``, ``vf_preds``, ``action_dist_inputs``). For a frozen opponent
+        neither its critic nor the log-probability pass is run.
         """
         with torch.no_grad():
             obs = restore_original_dimensions(torch.from_numpy(flat_obs), self.obs_space, "torch")
@@ -185,15 +185,17 @@ class NHTorchModel(TorchModelV2, nn.Module):
             actor_in = obs[OBS_KEY].float()
             mask = obs[MASK_KEY].float()
             features = net.features(actor_in)
+            if not trainable:
+                return {SampleBatch.ACTIONS: net.sample_actions(features, mask, not explore, None).numpy()}
             actions, logp, _ = net.sample_from_features(features, mask, not explore, None)
-            out = {SampleBatch.ACTIONS: actions.numpy()}
-            if trainable:
-                critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
-                value = net.value(critic_in, features if self.net.share_trunk else None)
-                out[SampleBatch.ACTION_LOGP] = logp.numpy()
-                out[SampleBatch.VF_PREDS] = value.numpy()
-                out[SampleBatch.ACTION_DIST_INPUTS] = torch.cat([features, mask], dim=-1).numpy()
-        return out
+            critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
+            value = net.value(critic_in, features if self.net.share_trunk else None)
+            return {
+                SampleBatch.ACTIONS: actions.numpy(),
+                SampleBatch.ACTION_LOGP: logp.numpy(),
+                SampleBatch.VF_PREDS: value.numpy(),
+                SampleBatch.ACTION_DIST_INPUTS: torch.cat([features, mask], dim=-1).numpy(),
+            }
 
     def value_function(self) -> Tensor:
         if self._critic_in is None:

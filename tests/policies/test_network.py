@@ -145,6 +145,26 @@ def test_same_noise_same_actions_and_deterministic_is_greedy(net: NHPolicyNetwor
     assert torch.allclose(probs.sum(-1), torch.ones(128, NUM_HEADS), atol=1e-5)
 
 
+def test_actions_only_sampling_takes_the_same_actions_eager_and_scripted(net: NHPolicyNetwork) -> None:
+    """`sample_actions` (a frozen opponent's sampling) skips the log-probability pass, not a single draw."""
+    rng = np.random.default_rng(6)
+    obs = torch.as_tensor(rng.normal(0, 1, (64, OBS_SIZE)), dtype=torch.float32)
+    masks = random_masks(rng, 64)
+    noise = torch.rand(64, NUM_HEADS, MAX_HEAD_SIZE)
+    scripted = torch.jit.script(net)
+    with torch.no_grad():
+        features = net.features(obs)
+        for deterministic in (True, False):
+            full, _, _ = net.sample_from_features(features, masks, deterministic, noise)
+            for model in (net, scripted):
+                assert torch.equal(model.sample_actions(features, masks, deterministic, noise), full)
+        torch.manual_seed(3)
+        drawn = net.sample_actions(features, masks, False, None)
+        torch.manual_seed(3)
+        again, _, _ = net.sample_from_features(features, masks, False, None)
+    assert torch.equal(drawn, again)  # the same random stream either way
+
+
 def test_sampling_follows_the_distribution() -> None:
     """Gumbel-max draws match the softmax probabilities (chi-square-free check with a generous tolerance)."""
     torch.manual_seed(11)

@@ -197,9 +197,10 @@ def _rows_sorted(batch: SampleBatch) -> np.ndarray:
 def test_same_experience_as_rllibs_own_sampler(engine: str) -> None:
     """Same seeds, same config: the lockstep loop and RLlib's `EnvRunnerV2` make the same forward calls on
     the same batches, so they must collect the same rows: observations, actions, rewards, log-probabilities,
-    values and distribution inputs exactly (the lockstep loop calls the network directly, `NHTorchModel.act`), advantages to float rounding (bootstraps are computed in one batch instead of one
-    call each). On the core, the lockstep loop steps its four fights in one core call (one batch) while
-    RLlib's sampler steps the Python engine env by env: the rows must still be the same."""
+    values and distribution inputs exactly (the lockstep loop calls the network directly, `NHTorchModel.act`),
+    advantages to float rounding (bootstraps are computed in one batch instead of one call each). On the core,
+    the lockstep loop steps its four fights in one core call (one batch) while RLlib's sampler steps the Python
+    engine env by env: the rows must still be the same."""
     if engine == "core" and not core_available():
         pytest.skip("compiled core not built")
     batches: dict[str, list[SampleBatch]] = {}

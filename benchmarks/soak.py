@@ -4,6 +4,7 @@ How to run this script::
 
     .venv/bin/python benchmarks/soak.py                          # 10,000,000 ticks on 2 processes
     .venv/bin/python benchmarks/soak.py --ticks 200000 --workers 4
+    .venv/bin/python benchmarks/soak.py --ticks 200000 --json    # the figures as one JSON object, the last line
 
 Fights are ``random`` against ``random`` (the ladder's uniformly random legal policy in both seats of
 the self-play engine), and a share of them (``--baseline-share``, default 0.25) ``random`` against the
@@ -28,6 +29,7 @@ exception or broken invariant, printing the chunk, fight seed and tick.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import sys
 import time
@@ -157,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-share", type=float, default=0.25, help="share of fights vs the baseline")
     parser.add_argument("--chunk-ticks", type=int, default=50_000, help="ticks per work chunk (default 50,000)")
     parser.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    parser.add_argument("--json", action="store_true", help="also print one JSON object, the last line")
     args = parser.parse_args(argv)
     if args.ticks < 1 or args.workers < 1 or args.chunk_ticks < 1 or args.seed < 0:
         parser.error("--ticks, --workers and --chunk-ticks must be positive and --seed >= 0")
@@ -205,9 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"elapsed: {elapsed:,.1f} s ({ticks / elapsed:,.0f} ticks/s)")
     if failure is not None:
         print(f"FAILED: {failure}", file=sys.stderr)
-        return 1
-    print("OK: no exceptions, no broken invariants")
-    return 0
+    else:
+        print("OK: no exceptions, no broken invariants")
+    if args.json:
+        report = {"ticks": ticks, "episodes": episodes, "outcomes": dict(sorted(outcomes.items())),
+                  "elapsed_s": elapsed, "ok": failure is None, "failure": failure}  # fmt: skip
+        print(json.dumps(report), flush=True)
+    return 0 if failure is None else 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ How to run this script::
 
     .venv/bin/python benchmarks/soak_core.py                        # 10,000,000 ticks, batch of 256
     .venv/bin/python benchmarks/soak_core.py --ticks 500000 --batch 64
+    .venv/bin/python benchmarks/soak_core.py --ticks 500000 --json  # the figures as one JSON object, the last line
 
 Fights are set up as `soak.py` sets up the Python engine's: gear, build (all builds, by random player
 identifiers, §12.7) and fight-type randomisation on, training spawns (§16.2), a share of them
@@ -31,6 +32,7 @@ Results to expect: no violations, exit status 0, a few hundred thousand ticks pe
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -92,7 +94,7 @@ def deep_check(player: dict) -> str | None:
 
 
 def soak(ticks: int, batch_size: int, seed: int, baseline_share: float, check_every: int, deep: int,
-         max_growth_mb: float, progress_every: float) -> int:
+         max_growth_mb: float, progress_every: float, as_json: bool = False) -> int:
     core = load_core()
     rng = np.random.default_rng(seed)
     batch = core.FightBatch(batch_size)
@@ -122,32 +124,40 @@ def soak(ticks: int, batch_size: int, seed: int, baseline_share: float, check_ev
     done_ticks, steps, episodes = 0, 0, 0
     outcomes: Counter[str] = Counter()
     rss_early: float | None = None
+    rss_end: float | None = None
+
+    def finish(failure: str | None) -> int:
+        """Say how the soak ended (a failure names what reproduces it) and return the exit status."""
+        print(f"FAILED: {failure}" if failure is not None else "no violations")
+        if as_json:
+            print(json.dumps({"ticks": done_ticks, "batch": batch_size, "fights_ended": episodes,
+                              "outcomes": dict(sorted(outcomes.items())), "rss_early_mb": rss_early,
+                              "rss_end_mb": rss_end, "max_growth_mb": max_growth_mb, "ok": failure is None,
+                              "failure": failure}), flush=True)  # fmt: skip
+        return 0 if failure is None else 1
+
     start = last_print = time.perf_counter()
     while done_ticks < ticks:
         actions = masked_random_actions(rng, masks)
         try:
             done_ticks += batch.step_batch(actions, has, results, masks, obs, rewards)
         except Exception as exc:  # the core reports a broken invariant as an exception
-            print(f"FAILED: step_batch raised {type(exc).__name__}: {exc} (batch step {steps}, seed {seed})")
-            return 1
+            return finish(f"step_batch raised {type(exc).__name__}: {exc} (batch step {steps}, seed {seed})")
         steps += 1
         if not (np.isfinite(obs).all() and np.isfinite(rewards).all()):
             bad = sorted({int(i) for i in np.argwhere(~np.isfinite(obs))[:, 0]}
                          | {int(i) for i in np.argwhere(~np.isfinite(rewards))[:, 0]})
-            print(f"FAILED: non-finite observation or reward in {where(bad[0])}")
-            return 1
+            return finish(f"non-finite observation or reward in {where(bad[0])}")
         if steps % check_every == 0:
             for i in range(batch_size):
                 tick, _, _, _, hp0, hp1, _, _ = batch.brief(i)
                 if tick > SOAK_MAX_EPISODE_TICKS or hp0 < 0 or hp1 < 0:
-                    print(f"FAILED: tick {tick}, hitpoints {hp0}/{hp1} in {where(i)}")
-                    return 1
+                    return finish(f"tick {tick}, hitpoints {hp0}/{hp1} in {where(i)}")
             for i in rng.choice(batch_size, size=min(deep, batch_size), replace=False):
                 for p in (0, 1):
                     problem = deep_check(batch.player(int(i), p))
                     if problem is not None:
-                        print(f"FAILED: player {p}: {problem} in {where(int(i))}")
-                        return 1
+                        return finish(f"player {p}: {problem} in {where(int(i))}")
         ended = np.flatnonzero((results[:, 1] != 0) | (results[:, 3] != 0))
         for i in ended:
             episodes += 1
@@ -170,11 +180,7 @@ def soak(ticks: int, batch_size: int, seed: int, baseline_share: float, check_ev
           f"{episodes:,} fights ended: {dict(outcomes)}")
     print(f"memory: RSS {rss_early:.1f} MB after 10 % of the ticks, {rss_end:.1f} MB at the end "
           f"(growth {growth:+.1f} MB, limit {max_growth_mb:g})")
-    if growth > max_growth_mb:
-        print("FAILED: memory grew")
-        return 1
-    print("no violations")
-    return 0
+    return finish("memory grew" if growth > max_growth_mb else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deep", type=int, default=8, help="fights whose whole state each check reads")
     parser.add_argument("--max-growth-mb", type=float, default=16.0, help="allowed RSS growth after warm-up")
     parser.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    parser.add_argument("--json", action="store_true", help="also print one JSON object, the last line")
     args = parser.parse_args(argv)
     return soak(args.ticks, args.batch, args.seed, args.baseline_share, args.check_every, args.deep,
-                args.max_growth_mb, args.progress_every)
+                args.max_growth_mb, args.progress_every, args.json)
 
 
 if __name__ == "__main__":

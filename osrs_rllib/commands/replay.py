@@ -22,11 +22,14 @@ def replay(
         str, typer.Option(help="Simulator --verify re-runs the fight on: auto (the compiled core when built), core "
                           "or python (either verifies a replay recorded on either).")
     ] = "auto",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (the check, or the page written) and nothing else.")
+    ] = False,
 ) -> None:
     """Write a replay as one self-contained HTML page (no network needed to view it), or --verify it."""
     from osrs_rllib.replay.command import replay_command
 
-    raise typer.Exit(code=replay_command(file, out, verify, fail, engine))
+    raise typer.Exit(code=replay_command(file, out, verify, fail, engine, as_json))
 
 
 def register(app: typer.Typer) -> None:

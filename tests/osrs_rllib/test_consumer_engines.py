@@ -311,8 +311,11 @@ def test_analysis_replays_and_verify_on_both_engines(tmp_path: Path) -> None:
     path = sorted((tmp_path / "core").glob("*.nhreplay"))[0]
     runner = CliRunner()
     for engine in ("core", "python"):
-        result = runner.invoke(app, ["replay", str(path), "--verify", "--engine", engine])
-        assert result.exit_code == 0 and "replay verified" in result.output, result.output
+        result = runner.invoke(app, ["replay", str(path), "--verify", "--engine", engine, "--json"])
+        assert result.exit_code == 0, result.output
+        check = json.loads(result.output)
+        assert check["ok"] is True and check["problems"] == [] and check["engine"] == engine
+        assert check["ticks"] == len(load_replay(path).ticks) - 1
     bad = runner.invoke(app, ["replay", str(path), "--verify", "--engine", "fast"])
     assert bad.exit_code != 0 and "'fast'" in bad.output  # names the engine asked for
     # Tampering is caught on the core as on the Python engine.

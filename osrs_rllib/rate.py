@@ -267,6 +267,17 @@ def save_table(
     return [json_path, csv_path]
 
 
-def table_json(rows: Sequence[RatingRow], rules: FightRules | None = None) -> str:
-    """``rate --json``: the ratings and the rules the games were played by."""
-    return json.dumps({"ratings": [r.to_dict() for r in rows], "rules": None if rules is None else rules.to_dict()})
+def table_json(
+    rows: Sequence[RatingRow],
+    rules: FightRules | None = None,
+    by_build: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+) -> str:
+    """``rate --json``: the ratings, the rules the games were played by and each player's score per build
+    (`tournament`'s `by_build` as ``player → build → {score, games}``; score: wins plus half the ties)."""
+    builds = {
+        name: {build: {"score": cell[0], "games": int(cell[1])} for build, cell in sorted(per.items())}
+        for name, per in (by_build or {}).items()
+    }
+    return json.dumps(
+        {"ratings": [r.to_dict() for r in rows], "rules": None if rules is None else rules.to_dict(), "by_build": builds}
+    )

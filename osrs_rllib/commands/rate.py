@@ -26,7 +26,9 @@ def rate(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Fight option key=value (spec §13.1); repeatable.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: the ratings, the rules and the scores per build.")
+    ] = False,
     build: Annotated[
         str | None,
         typer.Option(help="Spread every pair's fights over these builds: a comma-separated list or 'all'."),
@@ -42,7 +44,7 @@ def rate(
     models are rated in the conditions they learned; --set overrides them. The rules used are printed (and in
     --json and ratings.json as "rules"); without a model, the spec's defaults. Builds are spread evenly over
     every pair's fights (the trained builds, or --build), and a table of each player's score per build
-    follows the ratings. The prescient rung does not meet the baseline (it must see its opponent's action).
+    follows the ratings (--json: "by_build"). The prescient rung does not meet the baseline (it must see its opponent's action).
     """
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
@@ -74,7 +76,7 @@ def rate(
     target = out or (Path(players[0]) if Path(players[0]).is_dir() else Path("."))
     written = save_table(rows, games, target, rules)
     if as_json:
-        typer.echo(table_json(rows, rules))
+        typer.echo(table_json(rows, rules, scores))
         return
     _print_ratings(rows, scores)
     typer.echo(rules.describe())

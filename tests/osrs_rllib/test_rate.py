@@ -71,13 +71,19 @@ def test_tournament_spreads_builds_evenly_from_both_seats_and_scores_per_build(t
     assert seats == {("tribrid", "noop"), ("noop", "tribrid")}
 
 
-def test_rate_cli_prints_the_per_build_table(tmp_path: Path) -> None:
+def test_rate_cli_reports_the_score_per_build(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable, "-m", "osrs_rllib.cli", "rate", "tribrid", "noop", "--no-ladder", "--fights", "4",
-            "--build", "PURE,LMS_MED", "--set", "max_episode_ticks=60", "--out", str(tmp_path),
+            "--build", "PURE,LMS_MED", "--set", "max_episode_ticks=60", "--out", str(tmp_path), "--json",
         ],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "score per build" in proc.stdout and "LMS_MED" in proc.stdout and "PURE" in proc.stdout
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert {r["name"] for r in report["ratings"]} == {"tribrid", "noop"}
+    by_build = report["by_build"]
+    assert set(by_build) == {"tribrid", "noop"}
+    for build in ("LMS_MED", "PURE"):  # 4 fights over 2 builds: 2 of each, and the two players' scores add up
+        assert [by_build[p][build]["games"] for p in ("tribrid", "noop")] == [2, 2]
+        assert by_build["tribrid"][build]["score"] + by_build["noop"][build]["score"] == 2

@@ -278,6 +278,5 @@ def table_json(
         name: {build: {"score": cell[0], "games": int(cell[1])} for build, cell in sorted(per.items())}
         for name, per in (by_build or {}).items()
     }
-    return json.dumps(
-        {"ratings": [r.to_dict() for r in rows], "rules": None if rules is None else rules.to_dict(), "by_build": builds}
-    )
+    ratings = [r.to_dict() for r in rows]
+    return json.dumps({"ratings": ratings, "rules": None if rules is None else rules.to_dict(), "by_build": builds})

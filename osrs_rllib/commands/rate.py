@@ -44,7 +44,8 @@ def rate(
     models are rated in the conditions they learned; --set overrides them. The rules used are printed (and in
     --json and ratings.json as "rules"); without a model, the spec's defaults. Builds are spread evenly over
     every pair's fights (the trained builds, or --build), and a table of each player's score per build
-    follows the ratings (--json: "by_build"). The prescient rung does not meet the baseline (it must see its opponent's action).
+    follows the ratings (--json: "by_build"). The prescient rung does not meet the baseline (it must see its
+    opponent's action).
     """
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError

@@ -12,8 +12,8 @@ train batch before any minibatch is cut, so ``Σ_i (n_i / n) · mean_i = mean``:
 (`tests/osrs_rllib/test_grad_accumulation.py`). The learner statistics (losses, entropy, explained variance) are
 the same weighted means of the micro-batches' figures; the explained variance, not a mean, is approximated so.
 
-With k = 1 the trainer keeps RLlib's own `PPOTorchPolicy` (`policy_spec`), so a run without accumulation is the
-run it was.
+With k = 1 the trainer keeps RLlib's own `PPOTorchPolicy` (`osrs_rllib.learner_precision.policy_spec`), so a run
+without accumulation is the run it was.
 """
 
 from __future__ import annotations
@@ -24,20 +24,12 @@ from typing import Any
 import numpy as np
 import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
-from ray.rllib.policy.policy import PolicySpec
 from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.typing import GradInfoDict, TensorType
 
 ACCUMULATION_KEY = "grad_accumulation_steps"
 """The policy config key that carries k (RLlib keeps unknown keys of a policy's config overrides)."""
-
-
-def policy_spec(steps: int) -> PolicySpec:
-    """The `PolicySpec` of a trainable policy: RLlib's default PPO policy for k = 1, else the accumulating one."""
-    if steps <= 1:
-        return PolicySpec()
-    return PolicySpec(policy_class=AccumulatingPPOTorchPolicy, config={ACCUMULATION_KEY: int(steps)})
 
 
 def micro_batch_bounds(size: int, steps: int) -> list[tuple[int, int]]:

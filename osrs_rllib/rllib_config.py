@@ -83,7 +83,7 @@ def build_algorithm_config(
 
     from osrs_rllib import learner_threads
     from osrs_rllib.callbacks import TrainingCallbacks
-    from osrs_rllib.grad_accumulation import policy_spec
+    from osrs_rllib.learner_precision import policy_spec
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
     from osrs_rllib.training_env import policy_mapping_fn
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
@@ -94,7 +94,8 @@ def build_algorithm_config(
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
-    policies: dict[str, Any] = {learner: policy_spec(cfg.ppo.grad_accumulation_steps) for learner in learners}
+    ppo = cfg.ppo
+    policies: dict[str, Any] = {p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision) for p in learners}
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}

@@ -227,7 +227,7 @@ class NHPolicyNetwork(nn.Module):
             if features is None:
                 raise ValueError("share_trunk needs the actor features: pass features=network.features(obs)")
             h = torch.cat([h, features], dim=-1)
-        return self.value_head(h).squeeze(-1)
+        return self.value_head(h).squeeze(-1).float()  # float32 even under a bfloat16 autocast (learner_precision)
 
     # ------------------------------------------------------------------------------------------------
     # Heads
@@ -363,7 +363,9 @@ class NHPolicyNetwork(nn.Module):
         onehot = self._onehot(actions)
         logits = self._all_head_logits(head_trunk, onehot)
         legal = self._legal(env_mask, onehot @ self.dep_forbids)
-        return torch.log_softmax(logits.masked_fill(~legal, self.masked_logit), dim=-1)
+        # logits in float32 even under a bfloat16 autocast (ppo.learner_precision): the softmax and everything PPO
+        # computes from it stay exact; a no-op in float32
+        return torch.log_softmax(logits.float().masked_fill(~legal, self.masked_logit), dim=-1)
 
     # ------------------------------------------------------------------------------------------------
     # Entry points on raw observations

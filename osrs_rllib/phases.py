@@ -36,7 +36,7 @@ from typing import Any
 from common.atomic_files import write_json_atomic, write_text_atomic
 from osrs_rllib.config import TrainConfig
 from osrs_rllib.experiment import Experiment, ExperimentError, read_json
-from osrs_rllib.trainer_parts import Run, RunHooks
+from osrs_rllib.trainer_parts import Run, RunFacts, RunHooks
 
 PHASES_FILE = "phases.json"
 RECIPE_FILE = "recipe.json"
@@ -316,7 +316,8 @@ def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], comma
             logging.basicConfig(level=pcfg.logging.log_level,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
             mirror = StatusMirror(exp, f"{k + 1}/{len(cfg.phases)} {cfg.phases[k].name}")
-            trainer = Trainer(pcfg, pexp, resume=again, echo=echo, command=shlex.split(command), hooks=[mirror])
+            hooks = [RunFacts(), mirror]
+            trainer = Trainer(pcfg, pexp, resume=again, echo=echo, command=shlex.split(command), hooks=hooks)
             try:
                 code = trainer.run()
             except (TrainingError, ExperimentError, WarmStartError) as exc:

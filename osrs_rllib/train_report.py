@@ -10,13 +10,16 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from osrs_rllib.config import TrainConfig
 from osrs_rllib.run_state import RunState
 from osrs_rllib.stratified_fights import format_split
+
+if TYPE_CHECKING:
+    from policies.fight_rules import FightRules
 
 
 def env_steps_of(result: Mapping[str, Any]) -> int:
@@ -243,12 +246,16 @@ def engine_line(cfg: TrainConfig) -> str:
     return "simulator: the compiled core (envs/nh/core, bit-identical to the Python engine)"
 
 
-def rules_line(cfg: TrainConfig) -> str:
-    """The fight rules the policy trains and is evaluated by, as `fight` and `rate` print them: a figure read
-    off the terminal can be reproduced under the same rules."""
+def training_rules(cfg: TrainConfig) -> FightRules:
+    """The fight rules the policy trains and is evaluated by (``run.json``'s ``rules``: `RunFacts`)."""
     from envs.nh.contract import frame_offsets
     from policies.fight_rules import FightRules
 
     policy = {"policy": frame_offsets(cfg.env.frame_stack)}
-    rules = FightRules.from_params(cfg.env.to_fight_params(), "training config", policy)
-    return f"fight {rules.describe()}"
+    return FightRules.from_params(cfg.env.to_fight_params(), "training config", policy)
+
+
+def rules_line(cfg: TrainConfig) -> str:
+    """The fight rules the policy trains and is evaluated by, as `fight` and `rate` print them: a figure read
+    off the terminal can be reproduced under the same rules."""
+    return f"fight {training_rules(cfg).describe()}"

@@ -81,8 +81,9 @@ def run_train(
 
     logging.basicConfig(level=cfg.logging.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from osrs_rllib.phases import RecipeHook, command_line
+    from osrs_rllib.trainer_parts import RunFacts
 
-    trainer = Trainer(cfg, exp, resume=resume, echo=echo, hooks=[RecipeHook(config, command_line())])
+    trainer = Trainer(cfg, exp, resume=resume, echo=echo, hooks=[RunFacts(), RecipeHook(config, command_line())])
     try:
         return trainer.run()
     except (TrainingError, ExperimentError, WarmStartError) as exc:

@@ -7,7 +7,8 @@ between runs is handed to it instead of being overridden in a subclass:
   evaluation opponents) unless the run gives another, e.g. ``exploit``'s evaluation against its frozen model;
 * a **stop rule** (`StopLimits`: the config's ``stop`` limits);
 * **hooks** (`RunHooks`): told when the algorithm is built, restored, evaluated, logged and when the loop ends,
-  e.g. to keep a report of their own (``exploit.json``) or to play a final evaluation.
+  e.g. to keep a report of their own (``exploit.json``) or to play a final evaluation; `RunFacts` records the
+  run's rules and the checkpoint a resume continued from in ``run.json``.
 
 The trainer's private methods stay private: a run composes these objects and the trainer calls them.
 """
@@ -134,6 +135,10 @@ class Run(Protocol):
     stop: Any
     """The stop request: ``stop.requested`` is true once a stop was asked for."""
     echo: Callable[[str], None]
+    resume_from: Any
+    """The checkpoint a resume continues from (`osrs_rllib.experiment.CheckpointInfo`), None for a new run."""
+    league_runner: Any
+    """The run's league (`league.callback.LeagueRunner`), None without one."""
 
     def evaluate(self, fights: int | None = None) -> Rows: ...
 
@@ -162,3 +167,26 @@ class RunHooks:
 
     def ended(self, trainer: Run) -> None:
         """The loop ended (a limit or a stop request) and its final checkpoint is written."""
+
+
+class RunFacts(RunHooks):
+    """Writes into ``run.json`` what a person reads off a run's first lines, so that tools and tests read a field
+    instead of parsing a sentence: the fight rules the run trains and is evaluated by (``rules``: a
+    `policies.fight_rules.FightRules` dict, as the commands' ``--json`` give theirs) and, for a resume, the
+    checkpoint it continued from (``resumed_from``: its directory's name, iteration, env steps and league
+    snapshots). ``run.json`` is the current process's record, so a new run holds no ``resumed_from``."""
+
+    def built(self, trainer: Run) -> None:
+        from osrs_rllib.train_report import training_rules
+
+        trainer.exp.write_run(rules=training_rules(trainer.cfg).to_dict())
+
+    def restored(self, trainer: Run) -> None:
+        league = trainer.league_runner
+        resumed_from = {
+            "checkpoint": trainer.resume_from.path.name,
+            "iteration": trainer.state.iteration,
+            "env_steps": trainer.state.env_steps,
+            "league_snapshots": len(league.league.snapshots) if league is not None else None,
+        }
+        trainer.exp.write_run(resumed_from=resumed_from)

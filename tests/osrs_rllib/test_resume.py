@@ -388,8 +388,12 @@ def league_size(checkpoint: Path) -> int:
     return len(LeagueRunner.snapshot_ids_in(json.loads((checkpoint / "league.json").read_text())))
 
 
-def resumed_line(out: str) -> str:
-    return next(line for line in out.splitlines() if line.startswith("resumed "))
+def resumed_from(exp: Experiment, stdout: str) -> dict[str, Any]:
+    """The checkpoint the experiment's last run continued from, as the run recorded it (``run.json``), after
+    checking that the run also named it to the person who started it."""
+    record = exp.read_run()["resumed_from"]
+    assert record["checkpoint"] in stdout
+    return record
 
 
 def test_kill_9_mid_run_then_resume_continues_where_it_stopped(tmp_path: Path) -> None:
@@ -419,10 +423,10 @@ def test_kill_9_mid_run_then_resume_continues_where_it_stopped(tmp_path: Path) -
         stop = f"stop.iterations={last.iteration + 1}"
         resumed = run_cli(work, "train", "configs/smoke.yml", "--resume", "--set", stop)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert resumed_line(resumed.stdout) == (
-        f"resumed smoke from {last.path.name} (iteration {last.iteration}): {last.env_steps:,} env steps, "
-        f"{snapshots} league snapshots"
-    )
+    assert resumed_from(exp, resumed.stdout) == {
+        "checkpoint": last.path.name, "iteration": last.iteration, "env_steps": last.env_steps,
+        "league_snapshots": snapshots,
+    }  # fmt: skip
     assert not still_alive(leftovers), "the Ray helpers the killed run left behind are ended by the resume"
 
     new = exp.latest_checkpoint()
@@ -498,8 +502,9 @@ def test_a_kill_at_an_awkward_moment_leaves_the_run_resumable(
         snapshots = league_size(last.path)
         resumed = run_cli(work, "train", "configs/smoke.yml", "--resume", "--set", f"stop.iterations={at + 1}")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert resumed_line(resumed.stdout).startswith(f"resumed smoke from iter-{resumes_from:06d} ")
-    assert f"{snapshots} league snapshots" in resumed_line(resumed.stdout)
+    record = resumed_from(exp, resumed.stdout)
+    assert record["checkpoint"] == f"iter-{resumes_from:06d}" and record["iteration"] == resumes_from
+    assert record["league_snapshots"] == snapshots
     final = exp.latest_checkpoint()
     assert final is not None and final.iteration == at + 1 and checkpoint_problem(final.path) is None
     assert final.env_steps == (at + 1) * BATCH
@@ -552,7 +557,7 @@ def test_sigterm_and_ctrl_c_stop_cleanly_with_a_checkpoint(tmp_path: Path, sig: 
 
     resumed = run_cli(work, "train", "configs/smoke.yml", "--resume", "--set", f"stop.iterations={last.iteration + 1}")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert resumed_line(resumed.stdout).startswith(f"resumed smoke from {last.path.name} ")
+    assert resumed_from(exp, resumed.stdout)["checkpoint"] == last.path.name
     new = exp.latest_checkpoint()
     assert new is not None and new.iteration == last.iteration + 1 and new.env_steps == last.env_steps + BATCH
 
@@ -603,7 +608,7 @@ def test_exploit_killed_then_resumed_continues_its_curve(tmp_path: Path) -> None
         steps = last.env_steps + BATCH
         resumed = run_cli(work, *args, "--resume", "--env-steps", str(steps), *budget)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert resumed_line(resumed.stdout).startswith(f"resumed exploit-tiny from {last.path.name} ")
+    assert resumed_from(exp, resumed.stdout)["checkpoint"] == last.path.name
     report = json.loads((exp.dir / "exploit.json").read_text())
     assert report["state"] == "finished" and report["exploitability"]["env_steps"] == steps
     iterations = [e["iteration"] for e in report["series"]]

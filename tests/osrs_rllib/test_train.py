@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from osrs_rllib.config import load_config
 from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment
+from osrs_rllib.train_report import training_rules
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -347,6 +349,9 @@ def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path:
             timeout=300,
         )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    dashboard = Experiment(tmp_path, "smoke").read_run()["dashboard"]
+    run = Experiment(tmp_path, "smoke").read_run()
+    dashboard = run["dashboard"]
     assert dashboard.startswith("http://") and not dashboard.rstrip("/").endswith(f":{RAY_DASHBOARD_PORT}")
-    assert "fight rules (training config): " in proc.stdout
+    # the fight rules it trained and evaluated by, every one from the training config
+    rules = json.loads(json.dumps(training_rules(load_config(REPO / "configs" / "smoke.yml")).to_dict()))
+    assert run["rules"] == rules and set(rules["origin"].values()) == {"training config"}

@@ -132,9 +132,9 @@ def _static_tables() -> dict[str, Tensor]:
         "valid": torch.from_numpy(valid),
         "prefix": torch.from_numpy(prefix),
         "dep_forbids": torch.from_numpy(DEP_FORBIDS.astype(np.float32)),
-        # The same rows with a 46th, always-zero column so that `[:, pad_index[h]]` reads one head directly.
-        "dep_forbids_padded": torch.from_numpy(np.pad(DEP_FORBIDS.astype(np.float32), ((0, 0), (0, 1)))),
         "head_offsets": torch.tensor(HEAD_OFFSETS, dtype=torch.long),
+        # keep_after[k]: the padded (12, MAX) values still allowed once flat logit k is chosen (§14.2 forbids)
+        "keep_after": torch.from_numpy(~np.pad(DEP_FORBIDS, ((0, 0), (0, 1)))[:, pad_index]),
     }
 
 
@@ -307,16 +307,23 @@ class NHPolicyNetwork(nn.Module):
         return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise)
 
     def _sample_heads(self, head_trunk: Tensor, env_mask: Tensor, deterministic: bool, noise: Tensor | None) -> Tensor:
+        """The head-by-head loop. It runs once per tick per policy with a few rows, so its cost is the number of
+        small tensor operations per head, not arithmetic: everything that does not depend on earlier heads is
+        computed once before the loop (the Gumbel perturbation of every head, the legal values the env mask
+        allows), and the values a choice forbids are struck out of that padded (B, 12, MAX) table with one
+        precomputed row per flat logit (`_keep_after`), so a head reads its legal values as a plain slice."""
         b = head_trunk.shape[0]
         device = head_trunk.device
         base, context_weights = self._context_tables()
         trunk = head_trunk + base
         onehot = torch.zeros(b, self.num_logits, device=device)
-        forbidden = torch.zeros(b, self.num_logits + 1, device=device)  # last column stays 0
         allowed = (self._pad(env_mask) > 0.5) & self.valid
-        if not deterministic and noise is None:
-            noise = torch.rand(b, self.num_heads, self.max_head_size, device=device)
-        actions = torch.zeros(b, self.num_heads, dtype=torch.long, device=device)
+        gumbel = torch.zeros(0)
+        if not deterministic:
+            if noise is None:
+                noise = torch.rand(b, self.num_heads, self.max_head_size, device=device)
+            gumbel = torch.log(-torch.log(noise.clamp(self.uniform_eps, 1.0 - self.uniform_eps)))
+        choices: list[Tensor] = []
         for h in range(self.num_heads):
             pre = trunk[:, h]
             if h > 0:
@@ -325,18 +332,17 @@ class NHPolicyNetwork(nn.Module):
                 logits = self.head_activation(pre) @ self.head_out_weight[h] + self.head_out_bias[h]
             else:
                 logits = pre + self.head_out_bias[h]
-            legal = allowed[:, h] & (forbidden[:, self.pad_index[h]] < 0.5)
-            legal[:, 0] = legal[:, 0] | ~legal.any(dim=-1)  # nothing legal forces value 0 (§14.2)
+            legal = allowed[:, h]  # a view: only head h reads this row, so the fix below may write into it
+            legal[:, 0] |= ~legal.any(dim=-1)  # nothing legal forces value 0 (§14.2)
             masked = logits.masked_fill(~legal, self.masked_logit)
             if not deterministic:
-                assert noise is not None
-                masked = masked - torch.log(-torch.log(noise[:, h].clamp(self.uniform_eps, 1.0 - self.uniform_eps)))
+                masked = masked - gumbel[:, h]
             choice = masked.argmax(dim=-1)
-            actions[:, h] = choice
+            choices.append(choice)
             flat = choice + self.head_offsets[h]
             onehot.scatter_(1, flat.unsqueeze(1), 1.0)
-            forbidden = forbidden + self.dep_forbids_padded[flat]
-        return actions
+            allowed &= self.keep_after[flat]
+        return torch.stack(choices, dim=1)
 
     @torch.jit.export
     def evaluate_from_features(self, features: Tensor, env_mask: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:

@@ -26,7 +26,7 @@ runner = CliRunner()
 def test_serve_needs_something_to_serve(tmp_path: Path) -> None:
     result = runner.invoke(app, ["serve", str(tmp_path / "nothing"), "--experiments-dir", str(tmp_path)])
     assert result.exit_code == 2
-    assert "expected a directory of *.nhmodel files" in result.output
+    assert str(tmp_path / "nothing") in result.output  # names what it cannot serve
 
 
 def test_status_and_stop_without_a_detached_server(tmp_path: Path) -> None:
@@ -57,9 +57,9 @@ def test_export_from_a_checkpoint(tmp_path: Path) -> None:
     assert all(str(fact) in result.output for fact in (out, 3, 3000))  # names the file and the checkpoint's counts
     assert exported.meta["tensor_sha256"] == load_model_file(written).meta["tensor_sha256"]
     bad = runner.invoke(app, ["export", str(ckpt), "-o", str(tmp_path / "x.pt")])
-    assert bad.exit_code == 2 and "end in .nhmodel" in bad.output
+    assert bad.exit_code == 2 and str(tmp_path / "x.pt") in bad.output and ".nhmodel" in bad.output  # the suffix
     missing = runner.invoke(app, ["export", str(tmp_path / "none"), "-o", str(out)])
-    assert missing.exit_code == 2 and "no checkpoint directory" in missing.output
+    assert missing.exit_code == 2 and str(tmp_path / "none") in missing.output  # names the missing directory
 
 
 def test_export_a_league_snapshot(tmp_path: Path) -> None:

@@ -66,4 +66,6 @@ def test_model_card_refuses_an_exploit_run_of_other_weights() -> None:
         "--exploit",
         "results/exploit-nh-main-v1.json",
     )
-    assert proc.returncode != 0 and "not this file's" in proc.stderr
+    other = json.loads((REPO / "results/exploit-nh-main-v1.json").read_text())["model"]["tensor_sha256"]
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "results/exploit-nh-main-v1.json" in proc.stderr and other in proc.stderr  # the run and the weights it had

@@ -71,7 +71,7 @@ def test_a_model_of_another_shape_is_one_line_and_nothing_is_written(tmp_path: P
 def test_init_with_resume_is_refused(tmp_path: Path) -> None:
     proc = cli("train", "configs/smoke.yml", "--resume", "--init", str(tmp_path / "m.nhmodel"),
                "--set", f"experiments_dir={tmp_path}")  # fmt: skip
-    assert proc.returncode == 2 and "--init and --resume contradict each other" in proc.stderr
+    assert proc.returncode == 2 and "--init" in proc.stderr and "--resume" in proc.stderr  # names both flags
 
 
 def test_train_init_from_the_command_line_records_where_the_run_came_from(tmp_path: Path) -> None:
@@ -80,11 +80,11 @@ def test_train_init_from_the_command_line_records_where_the_run_came_from(tmp_pa
     sets = [a for o in [*QUICK, f"experiments_dir={tmp_path}"] for a in ("--set", o)]
     proc = cli("train", "configs/smoke.yml", "--init", str(model), "--no-init-critic", *sets)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "warm start: main from" in proc.stdout and "actor only" in proc.stdout
     exp = Experiment(tmp_path, "smoke")
     sha = hashlib.sha256(model.read_bytes()).hexdigest()
-    record = json.loads((exp.dir / INIT_FILE).read_text())
+    record = json.loads((exp.dir / INIT_FILE).read_text())  # main warm-started from the file, its actor only
     assert record == {"model": str(model.resolve()), "sha256": sha, "critic": False, "policies": ["main"]}
+    assert str(model.resolve()) in proc.stdout  # and the run named the file it started from
     assert load_config(exp.config_path).init.model == str(model.resolve())
     latest = exp.latest_checkpoint()
     assert latest is not None

@@ -347,9 +347,9 @@ def check_action(action: Any) -> npt.NDArray[np.int64]:
         if not integral:
             raise ValueError(f"an NH action is {NUM_HEADS} integers; got {arr.tolist()!r} ({arr.dtype})")
     arr = arr.astype(np.int64, copy=False)
-    bad = np.flatnonzero((arr < 0) | (arr >= _HEAD_LIMITS))
-    if bad.size:
-        i = int(bad[0])
+    bad = (arr < 0) | (arr >= _HEAD_LIMITS)
+    if bad.any():  # checked every tick for every seat: the index search only when something is wrong
+        i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"head {i} ({HEADS[i].id}) value {int(arr[i])} is out of range 0..{HEAD_SIZES[i] - 1}. "
                          f"Ranges: {_ACTION_RANGES}")  # fmt: skip
     return arr
@@ -806,6 +806,8 @@ class FrameStack:
         self._frames[self._newest] = v
         self._pushed += 1
         if out is None:
+            if self.offsets == (0,):  # the current frame only (frame_stack 1, every tick of every seat): a copy
+                return self._frames[0].copy()
             out = np.empty(self.stacked_size, dtype=self._frames.dtype)
         elif out.shape != (self.stacked_size,):
             raise ValueError(f"out must have shape ({self.stacked_size},), got {out.shape}")

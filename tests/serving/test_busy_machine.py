@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
+from osrs_rllib.experiment import Experiment
 from serving.client import build_request
 from serving.runtime import free_port
 
@@ -52,7 +53,9 @@ def test_train_smoke_finishes_beside_two_cpu_burners(two_cpu_burners: None, tmp_
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
     print(f"try {attempt}: train finished with {proc.returncode} after {time.monotonic() - t0:.0f} s")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "training ended: reached 3 iterations" in proc.stdout
+    exp = Experiment(tmp_path, "smoke")
+    assert exp.read_run()["state"] == "finished"  # its limit ended it, not a stop or a failure
+    assert exp.read_status()["iteration"] == 3
 
 
 @pytest.mark.parametrize("attempt", range(1, TRIES + 1))

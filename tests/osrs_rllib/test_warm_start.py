@@ -60,12 +60,13 @@ def test_a_model_of_another_shape_is_one_line_and_nothing_is_written(tmp_path: P
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "another shape" in lines[0] and "actor_hidden [32, 32] (config: [64, 64])" in lines[0]
+    assert str(model) in lines[0] and "actor_hidden [32, 32] (config: [64, 64])" in lines[0]  # the file, the key
     assert not (tmp_path / "exp").exists()
 
     missing = cli("train", "configs/smoke.yml", "--init", str(tmp_path / "none.nhmodel"),
                   "--set", f"experiments_dir={tmp_path / 'exp'}")  # fmt: skip
-    assert missing.returncode == 2 and "no such model file" in missing.stderr and not (tmp_path / "exp").exists()
+    assert missing.returncode == 2 and str(tmp_path / "none.nhmodel") in missing.stderr  # names the missing file
+    assert "Traceback" not in missing.stderr and not (tmp_path / "exp").exists()
 
 
 def test_init_with_resume_is_refused(tmp_path: Path) -> None:

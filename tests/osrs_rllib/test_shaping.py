@@ -182,6 +182,7 @@ def test_bad_values_name_the_key(override: str, words: str) -> None:
 def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Path) -> None:
     """The three options through `osrs-rllib train` as a user runs it: the envs pay the novelty reward (its episode
     sum reaches TensorBoard), the learner is the accumulating PPO policy, and a resume rebuilds it."""
+    import json
     import pickle
     import subprocess
     import sys
@@ -206,4 +207,4 @@ def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Pat
     sets[0] = "stop.iterations=3"
     resumed = train("--resume")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert "resumed smoke from iter-000002" in resumed.stdout
+    assert json.loads((run / "run.json").read_text())["resumed_from"]["checkpoint"] == "iter-000002"

@@ -142,7 +142,8 @@ def test_exploiters_snapshot_reset_and_resume(tmp_path: Path) -> None:
     state = json.loads((tmp_path / "smoke" / "checkpoints" / "iter-000003" / "league.json").read_text())
     sources = {s["source"] for s in state["league"]["snapshots"]}
     assert {"main", "main_exploiter_0", "league_exploiter_0"} <= sources, sources
-    assert "reset main_exploiter_0 to main" in first.stdout + first.stderr
+    resets = {e["player_id"]: e["resets"] for e in state["league"]["exploiters"]}
+    assert resets["main_exploiter_0"] >= 1, resets  # reset (to main) at its checkpoint
     from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
 
     mux = EventMultiplexer({"run": str(tmp_path / "smoke" / "tensorboard")}, size_guidance={"scalars": 0})

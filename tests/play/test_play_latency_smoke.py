@@ -4,7 +4,6 @@ are printed, not checked. The run through `osrs-rllib serve` (Ray starts from sc
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +18,19 @@ def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
 
 
-def test_the_benchmark_prints_its_figures(tiny_model: Path) -> None:
+def test_the_benchmark_reports_its_figures(tiny_model: Path) -> None:
     done = _run("--ticks", "10", "--tick-ms", "20", "--latency-ticks", "10", "--latency-tick-ms", "20", "--no-serve",
-                "--model", str(tiny_model))  # fmt: skip
+                "--model", str(tiny_model), "--json")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "machine:" in done.stdout
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert {"platform", "cpu", "cores", "python"} <= report["machine"].keys()
+    timing = report["timing"]
     # at least the 10 ticks the person saw (the clock may run one more before the person's goodbye arrives)
-    assert re.search(r"tick timing: 1\d ticks at 20 ms", done.stdout) and "p99" in done.stdout, done.stdout
-    assert "model file in-process" in done.stdout
+    assert 10 <= timing["ticks"] < 20 and timing["tick_ms"] == 20, timing
+    assert timing["tick_lateness"]["n"] == timing["ticks"] and timing["tick_lateness"]["p99_ms"] >= 0
+    in_process = report["in_process"]  # the model file played in-process
+    assert in_process["kind"] == "model" and in_process["decision_latency"]["n"] > 0
+    assert "error" in report["served"]  # --no-serve: not measured
 
 
 @pytest.mark.slow

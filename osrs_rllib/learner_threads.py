@@ -112,22 +112,22 @@ class LearnerThreads:
         return threads
 
     def after_iteration(self, algorithm: Any) -> int | None:
-        """Read the iteration's learning seconds from RLlib's timers and set the next iteration's threads (None:
-        fixed, nothing changes)."""
+        """Read the iteration's learning seconds from RLlib's timers and set the next iteration's threads. Returns
+        the threads the finished iteration learned with, which its result reports (None: fixed, nothing changes)."""
         if self.chooser is None:
             return None
         import torch
 
         from osrs_rllib.time_account import rllib_timer_totals
 
+        ran = self.chooser.current
         totals = rllib_timer_totals(algorithm)
         total = sum(totals.get(name, 0.0) for name in LEARNING_TIMERS)
         previous, self._learning_total = self._learning_total, total
         if previous is None or total <= previous:
-            return self.chooser.current
-        threads = self.chooser.record(total - previous)
-        torch.set_num_threads(threads)
-        return threads
+            return ran
+        torch.set_num_threads(self.chooser.record(total - previous))
+        return ran
 
 
 _run: LearnerThreads | None = None

@@ -55,6 +55,33 @@ def test_the_count_is_set_in_torch_and_a_fixed_count_stays() -> None:
         torch.set_num_threads(before)
 
 
+def test_each_iteration_reports_the_threads_it_learned_with() -> None:
+    """The result of an iteration (TensorBoard ``rllib/info/learner_threads``) names the count that iteration ran
+    with, not the one chosen for the next."""
+
+    class Timer:
+        def __init__(self) -> None:
+            self._total_time = 0.0
+
+    class Algo:
+        def __init__(self) -> None:
+            self._timers = {"learn": Timer()}
+
+    before = torch.get_num_threads()
+    try:
+        auto = learner_threads.configure("auto")
+        assert auto.chooser is not None
+        algo = Algo()
+        reported, used = [], []
+        for seconds in [1.0] * 3 + [0.5] * 40:  # whatever runs first, the other turns out faster: a switch
+            used.append(torch.get_num_threads())
+            algo._timers["learn"]._total_time += seconds if torch.get_num_threads() == 1 else 2 * seconds
+            reported.append(auto.after_iteration(algo))
+        assert reported == used and len(set(used)) == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_config_accepts_auto_or_a_positive_count(tmp_path: object) -> None:
     assert load_config("configs/smoke.yml", ["ppo.learner_threads=2"]).ppo.learner_threads == 2
     assert load_config("configs/nh.yml").ppo.learner_threads == "auto"

@@ -25,7 +25,6 @@ from ray.rllib.policy.policy import PolicySpec
 from osrs_rllib.grad_accumulation import ACCUMULATION_KEY, AccumulatingPPOTorchPolicy
 
 Precision = Literal["float32", "bfloat16"]
-PRECISIONS: tuple[Precision, ...] = ("float32", "bfloat16")
 
 
 class _BFloat16Loss:

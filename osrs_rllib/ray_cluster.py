@@ -110,7 +110,7 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
     """
     import psutil
 
-    from serving.ray_start import RayStartTimedOut, init_ray
+    from serving.ray_start import RayStartStopped, RayStartTimedOut, init_ray
 
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if rc.address:
@@ -126,6 +126,8 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
     try:
         context = init_ray(kwargs, local=not rc.address, budget_s=rc.start_timeout_s, echo=echo,
                            should_stop=should_stop, hint="--set ray.start_timeout_s=SECONDS")
+    except RayStartStopped:  # a stop, not a failure: the caller records the run as stopped
+        raise
     except RayStartTimedOut as exc:
         raise TrainingError(f"Ray did not start within ray.start_timeout_s = {rc.start_timeout_s:g} s ({exc}): "
                             "the machine may be very busy; give it longer with --set ray.start_timeout_s=SECONDS") \

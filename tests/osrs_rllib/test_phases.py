@@ -178,6 +178,59 @@ def test_phases_run_in_order_and_a_resume_continues_the_current_phase(tmp_path: 
     assert two.read_run()["resumed"] is False and json.loads((exp.dir / PHASES_FILE).read_text())["state"] == "finished"
 
 
+def _ray_is_starting(pid: int, said: str) -> bool:
+    """Ray's GCS runs below the command and the command has not yet said the engine line (`ray.init` returned)."""
+    from common.processes import descendants
+
+    if "simulator:" in said:
+        return False
+    for child in descendants(pid):
+        try:
+            if b"gcs_server" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[0]:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_stop_while_a_phase_starts_ray_is_a_stop_and_resume_starts_the_phase(tmp_path: Path) -> None:
+    """`osrs-rllib stop` (SIGTERM) while a phase's own Ray starts: the phase and the run are recorded as stopped
+    (exit 0), not failed, nothing Ray started is left running, and ``--resume`` runs the phase."""
+    from common.processes import descendants
+    from tests.command_process import CommandProcess
+
+    path = recipe(tmp_path, [{"name": "first", "stop": {"iterations": 1}}])
+    command = CommandProcess(["train", str(path), *[a for f in FAST for a in ("--set", f)]])
+    try:
+        until = time.monotonic() + 300
+        while not _ray_is_starting(command.proc.pid, command.output):
+            assert command.proc.poll() is None, command.output[-3000:]
+            assert "simulator:" not in command.output, f"Ray started before the test saw it start:\n{command.output}"
+            assert time.monotonic() < until, command.output[-3000:]
+            time.sleep(0.02)
+        command.proc.send_signal(signal.SIGTERM)
+        code = command.proc.wait(timeout=120)
+        command.join_reader()
+    finally:
+        if command.proc.poll() is None:
+            os.killpg(command.proc.pid, signal.SIGKILL)
+    assert code == 0, command.output[-3000:]
+    assert "error" not in command.output.lower(), command.output[-3000:]
+    record = json.loads((tmp_path / "exp" / "recipe" / PHASES_FILE).read_text())
+    assert record["state"] == "stopped"
+    assert [(r["name"], r["state"], r["env_steps"]) for r in record["phases"]] == [("first", "stopped", 0)]
+    assert not descendants(command.proc.pid)
+
+    again = CommandProcess(["train", str(path), "--resume", *[a for f in FAST for a in ("--set", f)]])
+    try:
+        assert again.proc.wait(timeout=600) == 0, again.output[-3000:]
+    finally:
+        if again.proc.poll() is None:
+            os.killpg(again.proc.pid, signal.SIGKILL)
+    record = json.loads((tmp_path / "exp" / "recipe" / PHASES_FILE).read_text())
+    assert [(r["name"], r["state"], r["env_steps"]) for r in record["phases"]] == [("first", "finished", BATCH)]
+
+
 NH_MAIN = REPO / "configs" / "nh-main.yml"
 ENV_STEP_BUDGET = 40_000_000
 """The recipe must fit 3 hours of a 2-core machine (~3,500-6,000 env steps/s, evaluation included)."""

@@ -22,7 +22,16 @@ import numpy as np
 from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from envs.nh.contract import CRITIC_SIZE, HEAD_SIZES, NUM_LOGITS, OBS_SIZE, FrameStack, check_action
+from envs.nh.contract import (
+    CRITIC_SIZE,
+    HEAD_SIZES,
+    NUM_HEADS,
+    NUM_LOGITS,
+    OBS_SIZE,
+    PARTIAL_INDICES,
+    FrameStack,
+    check_action,
+)
 from envs.nh.core_engine import CoreEngine, CoreFights, make_engine, step_engines, use_rng
 from envs.nh.engine import EngineStep
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams, ParamError
@@ -135,10 +144,15 @@ class NHMultiAgentEnv(MultiAgentEnv):
                     raise ValueError(f"missing action for {a}; every live agent acts every tick")
                 actions[i] = check_action(action_dict[a])
         if self._scripted is not None:
-            # a prescient rung (envs.opponents.nh_ladder) is shown the learner's action of the tick
-            seen = {"opponent_action": actions[0]} if self._scripted.needs_opponent_action else {}
-            actions[1] = self._scripted.act(self.engine.obs[1], self.engine.masks[1], **seen)
+            actions[1] = self.scripted_action(actions[0])
         return actions
+
+    def scripted_action(self, learner_action: Any) -> Any:
+        """The scripted opponent's action of the tick (seat 1), given the learner's checked action."""
+        assert self._scripted is not None
+        # a prescient rung (envs.opponents.nh_ladder) is shown the learner's action of the tick
+        seen = {"opponent_action": learner_action} if self._scripted.needs_opponent_action else {}
+        return self._scripted.act(self.engine.obs[1], self.engine.masks[1], **seen)
 
     def end_step(self, res: EngineStep) -> tuple[dict, dict, dict, dict, dict]:
         """The second half of `step`: RLlib's five dicts from the engine's result of the tick."""
@@ -159,6 +173,22 @@ class NHMultiAgentEnv(MultiAgentEnv):
 
     def on_engine_step(self, step: EngineStep) -> None:
         """Hook for subclasses that record per-tick results (e.g. episode metrics); does nothing here."""
+
+    def on_core_tick(self) -> None:
+        """`CoreEnvBatch`'s `on_engine_step` for a tick that did not end the fight (no `EngineStep` is built: read
+        what the tick did from `self.engine`); does nothing here. The fight's last tick goes through `end_step`."""
+
+    def array_step_ok(self) -> bool:
+        """Whether `CoreEnvBatch` steps this environment exactly as `step` does: on the compiled core, one frame
+        per observation (so no frame stack needs pushing every tick), and no per-tick work of a subclass that
+        `on_core_tick` does not do."""
+        cls = type(self)
+        return (
+            isinstance(self.engine, CoreEngine)
+            and all(s.offsets == (0,) for s in (*self._stacks, *self._critic_stacks))
+            and cls.end_step is NHMultiAgentEnv.end_step
+            and cls.on_engine_step is NHMultiAgentEnv.on_engine_step
+        )
 
     def set_training_progress(self, progress: float) -> None:
         """Training progress (completed rollouts) for scheduled reward weights (spec §17.4)."""
@@ -193,6 +223,100 @@ def step_envs(
     actions = [env.begin_step(a) for env, a in zip(envs, action_dicts, strict=True)]
     steps = step_engines([env.engine for env in envs], actions)
     return [env.end_step(res) for env, res in zip(envs, steps, strict=True)]
+
+
+_HEAD_LIMITS = np.asarray(HEAD_SIZES, dtype=np.int64)
+_PARTIAL = np.asarray(PARTIAL_INDICES, dtype=np.intp)
+EnvResult = tuple[dict, dict, dict, dict, dict]
+"""RLlib's five dicts of one environment's step."""
+
+
+class CoreEnvBatch:
+    """The array path of `step_envs`: environments whose fights are one compiled batch (`share_core_batch`), stepped
+    with their actions, rewards and done flags as arrays and their observations written as flat rows into one
+    array, with no per-seat dict on a tick that does not end a fight. A fight's last tick goes through `end_step`
+    (its five dicts, its episode-end work), so that what the environment hands out at the end is what `step`
+    hands out. Only for environments whose `array_step_ok` holds: then every result is exactly that of `step_envs`
+    (tested against it, tests/osrs_rllib/test_lockstep_arrays.py).
+    """
+
+    def __init__(self, envs: Sequence[NHMultiAgentEnv]) -> None:
+        engines = [e.engine for e in envs]
+        first = engines[0] if engines else None
+        in_order = isinstance(first, CoreEngine) and all(
+            isinstance(e, CoreEngine) and e.fights is first.fights and e.index == k for k, e in enumerate(engines)
+        )
+        if not in_order or first.fights.n != len(engines):
+            raise ValueError("CoreEnvBatch needs every fight of one batch, in its order (see share_core_batch)")
+        if not all(env.array_step_ok() for env in envs):
+            raise ValueError("CoreEnvBatch steps environments whose array_step_ok() holds only")
+        self.envs = list(envs)
+        self.engines: list[CoreEngine] = engines  # type: ignore[assignment]
+        self.fights = first.fights
+        space = envs[0].observation_space
+        self.keys: tuple[str, ...] = tuple(sorted(space.spaces))
+        """The flat rows' layout: the Dict's keys sorted, as RLlib's `DictFlatteningPreprocessor` concatenates."""
+        self._slices: dict[str, slice] = {}
+        start = 0
+        for key in self.keys:
+            size = int(np.prod(space.spaces[key].shape))
+            self._slices[key] = slice(start, start + size)
+            start += size
+        self.flat_size = start
+
+    def write_obs(self, out: np.ndarray) -> None:
+        """Every fight's observations of both seats as flat float32 rows (`out`: (fights, 2, flat_size)), the
+        values `NHMultiAgentEnv._obs` gives (one frame). A seat that does not act holds a row nobody reads."""
+        f = self.fights
+        for key, cut in self._slices.items():
+            dst = out[:, :, cut]
+            if key == "action_mask":
+                dst[...] = f.seen_masks
+            elif key == "observations":
+                dst[...] = f.seen_obs
+            elif key == "critic":
+                dst[:, :, :OBS_SIZE] = f.seen_obs
+                tail = f.seen_obs[:, ::-1][:, :, _PARTIAL]  # each seat's opponent's partial row (spec §15.3)
+                dst[:, :, OBS_SIZE:] = np.where(f.critic_sees_opponent[:, None, None], tail, np.float32(0.0))
+            else:
+                raise KeyError(f"no array path for observation key {key!r}")
+
+    def step(self, actions: np.ndarray, acting: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, EnvResult]]:
+        """One tick of every fight, in one core call: `actions` (fights, 2, 12) for the seats in `acting` (fights, 2),
+        which must be every running fight's live agents. Returns each fight's rewards (fights, 2; float64, valid for
+        acting seats), which fights ended, and the five dicts of `step` for each fight that ended (by index)."""
+        f, envs = self.fights, self.envs
+        acts = np.asarray(actions)
+        if acts.shape != (len(envs), 2, NUM_HEADS) or acts.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers of shape ({len(envs)}, 2, {NUM_HEADS}), got {acts.dtype} "
+                             f"{acts.shape}")  # fmt: skip
+        live = acting.any(axis=1)
+        if not np.array_equal(live, f.running):
+            raise RuntimeError("every running fight acts every tick, and a fight that is over needs reset() first")
+        bad = acting[:, :, None] & ((acts < 0) | (acts >= _HEAD_LIMITS))
+        if bad.any():
+            k, i, _ = np.argwhere(bad)[0]
+            check_action(acts[k, i])  # raises, naming the head and its range
+        np.copyto(f.actions, acts, where=acting[:, :, None], casting="unsafe")
+        f.has[...] = acting
+        for k, env in enumerate(envs):
+            if env._scripted is not None:
+                f.actions[k, 1] = check_action(env.scripted_action(check_action(acts[k, 0])))
+                f.has[k, 1] = 1
+        for engine in self.engines:
+            engine.push_rng()
+        stepped = f.running.copy()
+        f.staged[...] = stepped
+        f.step_staged()
+        f.copy_observed(stepped)
+        ended = stepped & ((f.results[:, 1] != 0) | (f.results[:, 3] != 0))
+        results: dict[int, EnvResult] = {}
+        for k in np.flatnonzero(stepped).tolist():
+            if ended[k]:
+                results[k] = envs[k].end_step(self.engines[k].finish())
+            else:
+                envs[k].on_core_tick()
+        return f.rewards.copy(), ended, results
 
 
 def _check_opponent(name: str) -> None:

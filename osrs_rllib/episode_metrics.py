@@ -23,7 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import numpy as np
+
 from envs.nh.engine import EngineStep
+from envs.nh.rewards import REWARD_COMPONENTS
 from envs.nh.sim import Outcome
 
 LEARNER = 0
@@ -57,6 +60,9 @@ class EpisodeMetrics:
         self.player_frozen_ticks = 0
         self.outcome: Outcome | None = None
         self.components: dict[str, float] = {}
+        self._part_sums: np.ndarray | None = None
+        """`record_tick`'s running sums of the components (in `REWARD_COMPONENTS` order), folded into `components`
+        by the next `record` or `summary`: the same float64 additions in the same order."""
 
     def reset(self, engine: HasBaseHp, kind: str) -> None:
         """Start an episode; the signals count damage and healing as fractions of base hitpoints (§17.1),
@@ -66,6 +72,7 @@ class EpisodeMetrics:
         self.base_hp = (engine.base_hp(LEARNER), engine.base_hp(1 - LEARNER))
 
     def record(self, step: EngineStep) -> None:
+        self._fold_parts()
         self.ticks += 1
         outcome = step.outcomes[LEARNER]
         if outcome is not None:
@@ -73,6 +80,33 @@ class EpisodeMetrics:
         s: Mapping[str, Any] | None = step.signals[LEARNER]
         if s is None:
             return
+        self._record_signals(s)
+        parts = getattr(step, "reward_components", None)
+        if parts:
+            comps = parts[LEARNER] or {}
+            for key, value in comps.items():
+                self.components[key] = self.components.get(key, 0.0) + float(value)
+
+    def record_tick(self, signals: Mapping[str, Any] | None, parts: np.ndarray | None) -> None:
+        """`record` of a tick that did not end the fight, from the learner's signals and reward components
+        (`REWARD_COMPONENTS` order) as the compiled core's arrays hold them: the array path of
+        `envs.rllib_env.CoreEnvBatch`, which builds no `EngineStep` for such ticks."""
+        self.ticks += 1
+        if signals is None:
+            return
+        self._record_signals(signals)
+        if parts is not None:
+            if self._part_sums is None:
+                self._part_sums = np.array([self.components.get(k, 0.0) for k in REWARD_COMPONENTS], dtype=np.float64)
+                self.components = {}
+            self._part_sums += parts
+
+    def _fold_parts(self) -> None:
+        if self._part_sums is not None:
+            self.components = dict(zip(REWARD_COMPONENTS, self._part_sums.tolist(), strict=True))
+            self._part_sums = None
+
+    def _record_signals(self, s: Mapping[str, Any]) -> None:
         self.dealt_scale += float(s.get("damageDealt", 0.0))
         self.received_scale += float(s.get("damageReceived", 0.0))
         off = s.get("hitOffPrayer")
@@ -89,13 +123,9 @@ class EpisodeMetrics:
         self.brew_wasted_scale += float(s.get("wastedBrewScale", 0.0))
         self.target_frozen_ticks += int(s.get("targetFrozenTicks", 0) > 0)
         self.player_frozen_ticks += int(s.get("playerFrozenTicks", 0) > 0)
-        parts = getattr(step, "reward_components", None)
-        if parts:
-            comps = parts[LEARNER] or {}
-            for key, value in comps.items():
-                self.components[key] = self.components.get(key, 0.0) + float(value)
 
     def summary(self) -> dict[str, float]:
+        self._fold_parts()
         me_hp, them_hp = self.base_hp
         out: dict[str, float] = {
             "won": float(self.outcome is Outcome.WON),

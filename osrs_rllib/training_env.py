@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from envs.nh.core_engine import CoreEngine
 from envs.nh.engine import EngineStep
 from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
 from osrs_rllib.config import BASELINE, SELF_PLAY
@@ -105,6 +106,20 @@ class TrainingEnv(NHMultiAgentEnv):
 
     def on_engine_step(self, step: EngineStep) -> None:
         self.metrics.record(step)
+
+    def on_core_tick(self) -> None:
+        engine = self.engine
+        assert isinstance(engine, CoreEngine)
+        parts = engine.reward_parts(0) if engine.record_reward_components else None
+        self.metrics.record_tick(engine.signals(0), parts)
+
+    def array_step_ok(self) -> bool:
+        """The array path (`envs.rllib_env.CoreEnvBatch`) steps this environment exactly as `step` does unless
+        the learner's rewards or observations are shaped every tick (novelty, observation noise) or a subclass
+        adds per-tick work."""
+        frames = all(s.offsets == (0,) for s in (*self._stacks, *self._critic_stacks))
+        shaped = self.novelty is not None or self.noise is not None
+        return type(self) is TrainingEnv and isinstance(self.engine, CoreEngine) and frames and not shaped
 
     def end_step(self, step: EngineStep) -> tuple[dict, dict, dict, dict, dict]:
         obs, rewards, terminateds, truncateds, infos = super().end_step(step)

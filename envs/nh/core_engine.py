@@ -68,6 +68,14 @@ class CoreFights:
         self.results = np.zeros((n, 4), dtype=np.int32)
         self.rewards = np.zeros((n, 2), dtype=np.float64)
         self.components = np.zeros((n, 2, len(REWARD_COMPONENTS)), dtype=np.float64)
+        self.seen_obs = np.zeros((n, 2, OBS_SIZE), dtype=np.float32)
+        self.seen_masks = np.zeros((n, 2, NUM_MASK), dtype=bool)
+        """Each fight's `CoreEngine.obs`/`masks` (views of its rows): the rows of the players it observes, copied
+        after each tick (`CoreEngine.finish`, or `copy_observed` for many fights at once)."""
+        self.observed = np.zeros((n, 2), dtype=bool)
+        """The players each fight's engine observes (`CoreEngine.reset`)."""
+        self.critic_sees_opponent = np.zeros(n, dtype=bool)
+        """Whether each fight's critic inputs carry the opponent's partial row (`CoreEngine.critic_obs`)."""
         self.staged = np.zeros(n, dtype=bool)
         """Fights whose actions for the next tick are in `actions`/`has`."""
         self.running = np.zeros(n, dtype=bool)
@@ -101,6 +109,13 @@ class CoreFights:
             self.actions, self.has, self.results, self.masks, self.obs, self.rewards, self.components
         )
         self.staged[:] = False
+
+    def copy_observed(self, fights: np.ndarray) -> None:
+        """`CoreEngine.finish`'s copy of the observed players' rows, for every fight in the boolean `fights` at once
+        (the array path of `envs.rllib_env.CoreEnvBatch`)."""
+        where = (self.observed & fights[:, None])[:, :, None]
+        np.copyto(self.seen_obs, self.obs, where=where)
+        np.copyto(self.seen_masks, self.masks, where=where)
 
     def step_one(self, k: int) -> None:
         """One tick of fight k alone (the others keep their rows)."""
@@ -138,11 +153,12 @@ class CoreEngine:
         """Observe both players every tick, whoever acts (the core computes both anyway; see `obs`)."""
         self.record_reward_components = False
         """Also report each reward's components (the core computes them anyway: this only builds the dicts)."""
-        self.obs = np.zeros((2, OBS_SIZE), dtype=np.float32)
-        self.masks = np.zeros((2, NUM_MASK), dtype=bool)
+        self.obs = self._fights.seen_obs[index]
+        self.masks = self._fights.seen_masks[index]
         """The rows `NHEngine` fills: the core writes both players' rows every tick (into the batch's arrays),
         and only the players the Python engine observes are copied here, so a seat it leaves alone (the
-        simulator's baseline when nobody asked for its view) reads the same in both engines."""
+        simulator's baseline when nobody asked for its view) reads the same in both engines. Views of the
+        batch's `seen_obs`/`seen_masks`, so that one copy can serve every fight of a batch."""
         self._observed: tuple[int, ...] = (0, 1)
         self._baseline = (False, False)
         self._base_hp = (0, 0)
@@ -161,6 +177,11 @@ class CoreEngine:
     def fights(self) -> CoreFights:
         """The batch this fight is on."""
         return self._fights
+
+    @property
+    def index(self) -> int:
+        """This fight's row in its batch's arrays."""
+        return self._k
 
     @property
     def rng(self) -> np.random.Generator:
@@ -236,6 +257,8 @@ class CoreEngine:
         need_opp = self.observe_all or self.self_play or self._params.include_opponent_observation
         self._observed = tuple(i for i in range(2) if not ((i == 1 and not need_opp)
                                                            or (i == 0 and self._baseline[0] and not self.observe_all)))
+        self._fights.observed[k] = [i in self._observed for i in range(2)]
+        self._fights.critic_sees_opponent[k] = self._params.include_opponent_observation or self.self_play
         self._copy_observed()
         self._base_hp = tuple(int(batch.player(k, i)["base"][_HP]) for i in range(2))
         self._started = True
@@ -289,10 +312,22 @@ class CoreEngine:
                 except ValueError as exc:
                     raise ValueError(f"action of player {i}, 12 head values: {exc}") from None
                 fights.has[k, i] = 1
-        if self._rng_outside:
-            self._batch.set_rng_state(k, self._rng.bit_generator.state)
-            self._rng_outside = False
+        self.push_rng()
         fights.staged[k] = True
+
+    def push_rng(self) -> None:
+        """Hand the generator's state to the core for the next tick, if it is outside (see `rng`)."""
+        if self._rng_outside:
+            self._batch.set_rng_state(self._k, self._rng.bit_generator.state)
+            self._rng_outside = False
+
+    def reward_parts(self, i: int) -> np.ndarray:
+        """Player i's reward components of the last tick, in `REWARD_COMPONENTS` order (a view of the batch's row)."""
+        return self._fights.components[self._k, i]
+
+    def signals(self, i: int) -> dict[str, Any] | None:
+        """Player i's reward signals of the last tick (`EngineStep.signals[i]`; None for the simulator's baseline)."""
+        return None if self._baseline[i] else self._batch.signals(self._k, i)
 
     def finish(self) -> EngineStep:
         """The results of the tick the core just stepped (after `CoreFights.step_staged` or `step_one`)."""
@@ -300,7 +335,7 @@ class CoreEngine:
         self._copy_observed()
         r = fights.results[k]
         outcomes = (_OUTCOMES[r[1]], _OUTCOMES[r[2]])
-        signals = [None if self._baseline[i] else self._batch.signals(k, i) for i in range(2)]
+        signals = [self.signals(i) for i in range(2)]
         parts: list[dict[str, float] | None] | None = None
         if self.record_reward_components:
             values = fights.components[k].tolist()

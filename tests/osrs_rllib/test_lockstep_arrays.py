@@ -1,0 +1,144 @@
+"""The lockstep sampler's array path against its dict path, on real fights of the compiled core: the same seeds
+and settings must give the same batches bit for bit (every column, the same rows in the same order), the same
+finished episodes with the same metrics, the same league results and the same normaliser moments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+
+from envs.nh.core_engine import core_available
+from league.callback import LeaguePlan, PlanEntry, slot_policy_id
+from osrs_rllib.config import load_config
+from osrs_rllib.lockstep_sampler import LockstepSampler
+from osrs_rllib.rllib_config import build_algorithm_config, register_everything
+from policies.rllib_model import nh_model_of
+
+pytestmark = [
+    pytest.mark.usefixtures("ray_session"),
+    pytest.mark.skipif(not core_available(), reason="compiled core not built"),
+]
+
+REPO = Path(__file__).resolve().parents[2]
+SB = SampleBatch
+PLAN = LeaguePlan(
+    generation=1,
+    learners=("main",),
+    learner_probs=(1.0,),
+    tables={
+        "main": (
+            PlanEntry(None, "baseline", "baseline", 0.3),
+            PlanEntry("main", "main", "self_play", 0.2),
+            PlanEntry(None, "scripted_prayer_switcher", "prayer_switcher", 0.1),
+            PlanEntry(None, "scripted_tribrid", "tribrid", 0.1),
+            PlanEntry(slot_policy_id(0), "main_1", "prioritized", 0.15),
+            PlanEntry(slot_policy_id(1), "main_2", "prioritized", 0.15),
+        )
+    },
+)
+"""nh.yml's kinds of opponent, the two league slots among them (frozen snapshots acting in seat 1)."""
+
+
+def _sample(arrays: bool, overrides: list[str], fragments: int, league: bool, weights: Any) -> dict[str, Any]:
+    register_everything()
+    cfg = load_config(REPO / "configs" / "smoke.yml", overrides)
+    algo = build_algorithm_config(cfg).build_algo()
+    try:
+        worker = algo.env_runner
+        for pid, state in weights.items():  # the same weights, float64 normalisers included
+            nh_model_of(worker.policy_map[pid]).load_state_dict(state)
+        sampler = worker.__dict__["_lockstep"] = LockstepSampler(worker, arrays=arrays)
+        assert (sampler.arrays is not None) == arrays
+        envs = worker.async_env.get_sub_environments()
+        if league:
+            for env in envs:
+                env.set_league_plan(PLAN)
+        torch.manual_seed(7)
+        batches = [worker.sample() for _ in range(fragments)]
+        metrics = [m._replace(perf_stats={}) for m in worker.get_metrics()]
+        pending = {pid: nh_model_of(p).pop_pending() for pid, p in worker.policy_map.items() if pid == "main"}
+        results = [r for env in envs for r in env.pop_league_results()]
+        slots = [(s.episode.episode_id, s.episode.length, s.episode.total_reward, s.episode.agent_rewards)
+                 for s in sampler.slots]  # fmt: skip
+        return {"batches": batches, "metrics": metrics, "pending": pending, "league": results, "slots": slots}
+    finally:
+        algo.stop()
+
+
+def _weights(overrides: list[str]) -> dict[str, Any]:
+    """Main's initial weights and two different ones for the league slots (so slot seats play their own net)."""
+    register_everything()
+    algo = build_algorithm_config(load_config(REPO / "configs" / "smoke.yml", overrides)).build_algo()
+    try:
+        model = nh_model_of(algo.get_policy("main"))
+        out = {"main": {k: v.clone() for k, v in model.state_dict().items()}}
+        gen = torch.Generator().manual_seed(3)
+        for i in range(2):
+            out[slot_policy_id(i)] = {
+                k: v + 0.05 * torch.randn(v.shape, generator=gen, dtype=v.dtype) if v.is_floating_point() else v
+                for k, v in out["main"].items()
+            }
+        return out
+    finally:
+        algo.stop()
+
+
+def _assert_same_batch(ours: MultiAgentBatch, theirs: MultiAgentBatch) -> dict[str, int]:
+    assert ours.env_steps() == theirs.env_steps()
+    assert list(ours.policy_batches) == list(theirs.policy_batches)
+    ends = {"terminated": 0, "truncated": 0}
+    for pid, a in ours.policy_batches.items():
+        b = theirs.policy_batches[pid]
+        assert list(a.keys()) == list(b.keys()), pid
+        for key in a.keys():
+            x, y = np.asarray(a[key]), np.asarray(b[key])
+            assert x.dtype == y.dtype and x.shape == y.shape, (pid, key, x.dtype, y.dtype, x.shape, y.shape)
+            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (pid, key)
+            if x.dtype.kind == "f":  # bit for bit: equal values could still differ in the sign of a zero
+                assert x.tobytes() == y.tobytes(), (pid, key)
+        ends["terminated"] += int(a[SB.TERMINATEDS].sum())
+        ends["truncated"] += int(a[SB.TRUNCATEDS].sum())
+    return ends
+
+
+@pytest.mark.parametrize(
+    ("case", "overrides", "fragments", "league"),
+    [
+        # short fights: many truncations and resets inside every fragment, the league's slots in seat 1
+        ("league", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, True),
+        # nh.yml's mix without a plan (its fixed kinds), fights of up to 300 ticks: won, lost and cut short
+        ("mix", ["ppo.train_batch_size=512"], 5, False),
+    ],
+)
+def test_array_path_gives_the_dict_paths_batches_and_metrics(
+    case: str, overrides: list[str], fragments: int, league: bool
+) -> None:
+    overrides = [*overrides, "runners.num_envs_per_env_runner=8", "ppo.minibatch_size=128"]
+    weights = _weights(overrides)
+    dicts = _sample(False, overrides, fragments, league, weights)
+    arrays = _sample(True, overrides, fragments, league, weights)
+    ends = {"terminated": 0, "truncated": 0}
+    for ours, theirs in zip(arrays["batches"], dicts["batches"], strict=True):
+        for key, value in _assert_same_batch(ours, theirs).items():
+            ends[key] += value
+    assert arrays["metrics"] == dicts["metrics"]
+    assert arrays["league"] == dicts["league"]
+    assert arrays["slots"] == dicts["slots"]
+    for pid, moments in dicts["pending"].items():
+        assert set(arrays["pending"][pid]) == set(moments)
+        for key, (count, mean, var) in moments.items():
+            count2, mean2, var2 = arrays["pending"][pid][key]
+            assert count2 == count and mean2.tobytes() == mean.tobytes() and var2.tobytes() == var.tobytes(), key
+    # what the comparison covered: fights ended inside fragments, both ways, with the episodes' metrics
+    assert len(dicts["metrics"]) >= 8, len(dicts["metrics"])
+    assert all("won" in m.custom_metrics for m in dicts["metrics"])
+    if league:  # cut at 25 ticks: every fight truncated, some inside a fragment
+        kinds = {r.kind for r in dicts["league"]}
+        assert "prioritized" in kinds and len(kinds) >= 3 and ends["truncated"] > 0, (kinds, ends)
+    else:
+        assert ends["terminated"] > 0, ends

@@ -5,6 +5,7 @@ finished episodes with the same metrics, the same league results and the same no
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -142,3 +143,91 @@ def test_array_path_gives_the_dict_paths_batches_and_metrics(
         assert "prioritized" in kinds and len(kinds) >= 3 and ends["truncated"] > 0, (kinds, ends)
     else:
         assert ends["terminated"] > 0, ends
+
+
+def _training_envs(n: int, **extra: Any) -> list[Any]:
+    from osrs_rllib.rllib_config import env_config
+    from osrs_rllib.training_env import TrainingEnv
+
+    cfg = load_config(REPO / "configs" / "smoke.yml", ["env.params.max_episode_ticks=30"])
+    mix = {"baseline": 0.3, "self_play": 0.3, "prayer_switcher": 0.2, "tribrid": 0.2}
+    base = {**env_config(cfg), "league": False, "opponent_mix": mix, "mix_seed": 5, **extra}
+    return [TrainingEnv(base) for _ in range(n)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Deep equality of the dicts environments hand out (arrays compared bit for bit)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.tobytes() == b.tobytes()
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple | list):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def test_core_env_batch_steps_as_step_envs() -> None:
+    """The environments' half of the array path on its own: `CoreEnvBatch.step` against `step_envs` on twin
+    environments with the same seeds and random legal actions, every fight's observation rows, rewards and ends
+    equal, and each ended fight's five dicts (infos, episode metrics) equal."""
+    from envs.nh.contract import masked_random_actions
+    from envs.rllib_env import AGENT_IDS, CoreEnvBatch, share_core_batch, step_envs
+    from osrs_rllib.lockstep_sampler import _Flattener
+
+    n = 6
+    twins = [_training_envs(n), _training_envs(n)]
+    assert all(share_core_batch(envs) for envs in twins)
+    batch = CoreEnvBatch(twins[1])
+    space = SimpleNamespace(original_space=twins[0][0].observation_space)  # a policy's space as RLlib wraps it
+    flatten = _Flattener(SimpleNamespace(observation_space=space))
+    rng = np.random.default_rng(0)
+    obs = [env.reset(seed=10 + k)[0] for k, env in enumerate(twins[0])]
+    for k, env in enumerate(twins[1]):
+        env.reset(seed=10 + k)
+    flat = np.zeros((n, 2, batch.flat_size), dtype=np.float32)
+    batch.write_obs(flat)
+    ends = 0
+    for _ in range(80):
+        acting = np.array([[a in env.agents for a in AGENT_IDS] for env in twins[0]])
+        for k in range(n):
+            for seat, agent in enumerate(AGENT_IDS):
+                if acting[k, seat]:
+                    assert flat[k, seat].tobytes() == flatten(obs[k][agent]).tobytes(), (k, agent)
+        masks = np.stack([[o[a]["action_mask"] if a in o else np.ones(45) for a in AGENT_IDS] for o in obs]) > 0
+        actions = masked_random_actions(rng, masks).astype(np.int64)
+        dicts = [{a: actions[k, s] for s, a in enumerate(AGENT_IDS) if acting[k, s]} for k in range(n)]
+        theirs = step_envs(twins[0], dicts)
+        rewards, ended, ours = batch.step(actions, acting)
+        batch.write_obs(flat)
+        for k, (o, rew, term, trunc, _) in enumerate(theirs):
+            assert bool(ended[k]) == (term["__all__"] or trunc["__all__"]), k
+            for seat, agent in enumerate(AGENT_IDS):
+                if acting[k, seat]:
+                    assert rewards[k, seat] == rew[agent]
+            if ended[k]:
+                ends += 1
+                assert _same(ours[k], theirs[k]), k
+                o = twins[0][k].reset()[0]
+                twins[1][k].reset()
+                batch.write_obs(flat)  # the reset fight's rows (the sampler writes them from the reset dict)
+            obs[k] = o
+    assert ends >= n, ends
+    bad = np.zeros((n, 2, 12), dtype=np.int64)
+    bad[0, 0, 10] = 7  # movement head: values 0..6
+    acting = np.array([[a in env.agents for a in AGENT_IDS] for env in twins[1]])
+    with pytest.raises(ValueError, match="head 10"):
+        batch.step(bad, acting)
+
+
+@pytest.mark.parametrize("override", ["env.frame_stack=2", "env.engine=python"])
+def test_settings_the_array_path_does_not_cover_take_the_dict_path(override: str) -> None:
+    register_everything()
+    cfg = load_config(REPO / "configs" / "smoke.yml", [override])
+    algo = build_algorithm_config(cfg).build_algo()
+    try:
+        worker = algo.env_runner
+        sampler = worker.__dict__["_lockstep"] = LockstepSampler(worker)
+        assert sampler.arrays is None
+        assert worker.sample().env_steps() == cfg.ppo.train_batch_size
+    finally:
+        algo.stop()

@@ -299,9 +299,11 @@ class CoreEnvBatch:
             check_action(acts[k, i])  # raises, naming the head and its range
         np.copyto(f.actions, acts, where=acting[:, :, None], casting="unsafe")
         f.has[...] = acting
+        checked = acts.dtype == np.int64  # in range (above) and already what `check_action` would hand the rung
         for k, env in enumerate(envs):
             if env._scripted is not None:
-                f.actions[k, 1] = check_action(env.scripted_action(check_action(acts[k, 0])))
+                learner = acts[k, 0] if checked else check_action(acts[k, 0])
+                f.actions[k, 1] = check_action(env.scripted_action(learner))
                 f.has[k, 1] = 1
         for engine in self.engines:
             engine.push_rng()

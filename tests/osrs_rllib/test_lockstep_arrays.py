@@ -43,12 +43,26 @@ PLAN = LeaguePlan(
     },
 )
 """nh.yml's kinds of opponent, the two league slots among them (frozen snapshots acting in seat 1)."""
+EXPLOITER = "main_exploiter_0"
+EXPLOITER_PLAN = LeaguePlan(
+    generation=1,
+    learners=("main", EXPLOITER),
+    learner_probs=(0.5, 0.5),
+    tables={**PLAN.tables, EXPLOITER: (PlanEntry("main", "main", "main_exploiter", 1.0),)},
+)
+"""Two learners: in half of the fights a main exploiter in seat 0 against main in seat 1, both trained."""
 
 
-def _sample(arrays: bool, overrides: list[str], fragments: int, league: bool, weights: Any) -> dict[str, Any]:
+def _build(overrides: list[str], plan: LeaguePlan | None) -> Any:
     register_everything()
-    cfg = load_config(REPO / "configs" / "smoke.yml", overrides)
-    algo = build_algorithm_config(cfg).build_algo()
+    learners = plan.learners if plan is not None else ("main",)
+    return build_algorithm_config(load_config(REPO / "configs" / "smoke.yml", overrides), learners).build_algo()
+
+
+def _sample(
+    arrays: bool, overrides: list[str], fragments: int, plan: LeaguePlan | None, weights: Any
+) -> dict[str, Any]:
+    algo = _build(overrides, plan)
     try:
         worker = algo.env_runner
         for pid, state in weights.items():  # the same weights, float64 normalisers included
@@ -56,13 +70,13 @@ def _sample(arrays: bool, overrides: list[str], fragments: int, league: bool, we
         sampler = worker.__dict__["_lockstep"] = LockstepSampler(worker, arrays=arrays)
         assert (sampler.arrays is not None) == arrays
         envs = worker.async_env.get_sub_environments()
-        if league:
-            for env in envs:
-                env.set_league_plan(PLAN)
+        for env in envs if plan is not None else ():
+            env.set_league_plan(plan)
         torch.manual_seed(7)
         batches = [worker.sample() for _ in range(fragments)]
         metrics = [m._replace(perf_stats={}) for m in worker.get_metrics()]
-        pending = {pid: nh_model_of(p).pop_pending() for pid, p in worker.policy_map.items() if pid == "main"}
+        learners = ("main", EXPLOITER)
+        pending = {pid: nh_model_of(p).pop_pending() for pid, p in worker.policy_map.items() if pid in learners}
         results = [r for env in envs for r in env.pop_league_results()]
         slots = [(s.episode.episode_id, s.episode.length, s.episode.total_reward, s.episode.agent_rewards)
                  for s in sampler.slots]  # fmt: skip
@@ -71,16 +85,16 @@ def _sample(arrays: bool, overrides: list[str], fragments: int, league: bool, we
         algo.stop()
 
 
-def _weights(overrides: list[str]) -> dict[str, Any]:
-    """Main's initial weights and two different ones for the league slots (so slot seats play their own net)."""
-    register_everything()
-    algo = build_algorithm_config(load_config(REPO / "configs" / "smoke.yml", overrides)).build_algo()
+def _weights(overrides: list[str], plan: LeaguePlan | None) -> dict[str, Any]:
+    """Main's initial weights and different ones for the league slots and an exploiter (each seat its own net)."""
+    algo = _build(overrides, plan)
     try:
         model = nh_model_of(algo.get_policy("main"))
         out = {"main": {k: v.clone() for k, v in model.state_dict().items()}}
         gen = torch.Generator().manual_seed(3)
-        for i in range(2):
-            out[slot_policy_id(i)] = {
+        others = [slot_policy_id(0), slot_policy_id(1), *(p for p in (plan.learners if plan else ()) if p != "main")]
+        for pid in others:
+            out[pid] = {
                 k: v + 0.05 * torch.randn(v.shape, generator=gen, dtype=v.dtype) if v.is_floating_point() else v
                 for k, v in out["main"].items()
             }
@@ -108,21 +122,23 @@ def _assert_same_batch(ours: MultiAgentBatch, theirs: MultiAgentBatch) -> dict[s
 
 
 @pytest.mark.parametrize(
-    ("case", "overrides", "fragments", "league"),
+    ("case", "overrides", "fragments", "plan"),
     [
         # short fights: many truncations and resets inside every fragment, the league's slots in seat 1
-        ("league", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, True),
+        ("league", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, PLAN),
         # nh.yml's mix without a plan (its fixed kinds), fights of up to 300 ticks: won, lost and cut short
-        ("mix", ["ppo.train_batch_size=512"], 5, False),
+        ("mix", ["ppo.train_batch_size=512"], 5, None),
+        # two trained policies in one fight (exploiter against main): their trajectories open in the dict path's order
+        ("exploiter", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, EXPLOITER_PLAN),
     ],
 )
 def test_array_path_gives_the_dict_paths_batches_and_metrics(
-    case: str, overrides: list[str], fragments: int, league: bool
+    case: str, overrides: list[str], fragments: int, plan: LeaguePlan | None
 ) -> None:
     overrides = [*overrides, "runners.num_envs_per_env_runner=8", "ppo.minibatch_size=128"]
-    weights = _weights(overrides)
-    dicts = _sample(False, overrides, fragments, league, weights)
-    arrays = _sample(True, overrides, fragments, league, weights)
+    weights = _weights(overrides, plan)
+    dicts = _sample(False, overrides, fragments, plan, weights)
+    arrays = _sample(True, overrides, fragments, plan, weights)
     ends = {"terminated": 0, "truncated": 0}
     for ours, theirs in zip(arrays["batches"], dicts["batches"], strict=True):
         for key, value in _assert_same_batch(ours, theirs).items():
@@ -138,11 +154,14 @@ def test_array_path_gives_the_dict_paths_batches_and_metrics(
     # what the comparison covered: fights ended inside fragments, both ways, with the episodes' metrics
     assert len(dicts["metrics"]) >= 8, len(dicts["metrics"])
     assert all("won" in m.custom_metrics for m in dicts["metrics"])
-    if league:  # cut at 25 ticks: every fight truncated, some inside a fragment
+    if plan is not None:  # cut at 25 ticks: every fight truncated, some inside a fragment
         kinds = {r.kind for r in dicts["league"]}
         assert "prioritized" in kinds and len(kinds) >= 3 and ends["truncated"] > 0, (kinds, ends)
     else:
         assert ends["terminated"] > 0, ends
+    if plan is EXPLOITER_PLAN:
+        assert {EXPLOITER, "main"} <= set(dicts["batches"][-1].policy_batches), "both learners trained"
+        assert {r.learner for r in dicts["league"]} == {"main", EXPLOITER}
 
 
 def _training_envs(n: int, **extra: Any) -> list[Any]:

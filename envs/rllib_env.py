@@ -276,8 +276,11 @@ class CoreEnvBatch:
                 dst[...] = f.seen_obs
             elif key == "critic":
                 dst[:, :, :OBS_SIZE] = f.seen_obs
-                tail = f.seen_obs[:, ::-1][:, :, _PARTIAL]  # each seat's opponent's partial row (spec §15.3)
-                dst[:, :, OBS_SIZE:] = np.where(f.critic_sees_opponent[:, None, None], tail, np.float32(0.0))
+                tail = dst[:, :, OBS_SIZE:]  # each seat's opponent's partial row (spec §15.3), or zeros
+                tail[:, 0] = f.seen_obs[:, 1, _PARTIAL]
+                tail[:, 1] = f.seen_obs[:, 0, _PARTIAL]
+                if not f.critic_sees_opponent.all():
+                    tail[~f.critic_sees_opponent] = 0.0
             else:
                 raise KeyError(f"no array path for observation key {key!r}")
 

@@ -170,8 +170,8 @@ def _training_envs(n: int, **extra: Any) -> list[Any]:
 
     cfg = load_config(REPO / "configs" / "smoke.yml", ["env.params.max_episode_ticks=30"])
     mix = {"baseline": 0.3, "self_play": 0.3, "prayer_switcher": 0.2, "tribrid": 0.2}
-    base = {**env_config(cfg), "league": False, "opponent_mix": mix, "mix_seed": 5, **extra}
-    return [TrainingEnv(base) for _ in range(n)]
+    base = {**env_config(cfg), "league": False, "opponent_mix": mix, **extra}
+    return [TrainingEnv({**base, "mix_seed": 5 + k}) for k in range(n)]  # each its own draws of opponent
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -200,13 +200,16 @@ def test_core_env_batch_steps_as_step_envs() -> None:
     space = SimpleNamespace(original_space=twins[0][0].observation_space)  # a policy's space as RLlib wraps it
     flatten = _Flattener(SimpleNamespace(observation_space=space))
     rng = np.random.default_rng(0)
-    obs = [env.reset(seed=10 + k)[0] for k, env in enumerate(twins[0])]
+    # odd fights' critics are not shown the opponent (unless in self-play): their critic rows end in zeros
+    hidden = [{"include_opponent_observation": k % 2 == 0} for k in range(n)]
+    obs = [env.reset(seed=10 + k, options=dict(hidden[k]))[0] for k, env in enumerate(twins[0])]
     for k, env in enumerate(twins[1]):
-        env.reset(seed=10 + k)
+        env.reset(seed=10 + k, options=dict(hidden[k]))
     flat = np.zeros((n, 2, batch.flat_size), dtype=np.float32)
     batch.write_obs(flat)
-    ends = 0
+    ends = hidden_ticks = 0
     for _ in range(80):
+        hidden_ticks += int(not batch.fights.critic_sees_opponent.all())
         acting = np.array([[a in env.agents for a in AGENT_IDS] for env in twins[0]])
         for k in range(n):
             for seat, agent in enumerate(AGENT_IDS):
@@ -226,11 +229,11 @@ def test_core_env_batch_steps_as_step_envs() -> None:
             if ended[k]:
                 ends += 1
                 assert _same(ours[k], theirs[k]), k
-                o = twins[0][k].reset()[0]
-                twins[1][k].reset()
+                o = twins[0][k].reset(options=dict(hidden[k]))[0]
+                twins[1][k].reset(options=dict(hidden[k]))
                 batch.write_obs(flat)  # the reset fight's rows (the sampler writes them from the reset dict)
             obs[k] = o
-    assert ends >= n, ends
+    assert ends >= n and hidden_ticks > 0, (ends, hidden_ticks)
     bad = np.zeros((n, 2, 12), dtype=np.int64)
     bad[0, 0, 10] = 7  # movement head: values 0..6
     acting = np.array([[a in env.agents for a in AGENT_IDS] for env in twins[1]])

@@ -33,17 +33,19 @@ When the sub-environments are NH fights on the compiled core (`envs/nh/core_engi
 one `FightBatch` at start-up and steps all of them in one core call per tick (`envs.rllib_env.step_envs`).
 
 With the fights in one core call, most of an env step was Python around it, per seat and per tick: the
-environment's observation, reward, info and done dicts, this loop walking them, flattening every observation
-again and appending every row of every column to per-agent lists (on `configs/nh.yml`, 64 envs: env ~0.09 and
-sampler ~0.036 ms per env step, against ~0.02 ms in the core call). So where it is exact, the loop takes the
-**array path** (`osrs_rllib/lockstep_arrays.py`, `envs.rllib_env.CoreEnvBatch`): observations, actions, rewards
-and done flags stay arrays from the core's batch to the forward passes and the trajectory columns; per-seat
-dicts are built only on a fight's last tick, where the callbacks and the episode metrics read them. Exact means:
-every sub-environment is a plain `TrainingEnv` on the shared compiled batch with one frame per observation and no
-per-tick shaping (novelty reward, observation noise): `NHMultiAgentEnv.array_step_ok`. Everything else (the Python
-engine, frame stacks, shaping, other environments) takes the dict path below, unchanged. The two paths give the
-same batches bit for bit, the same episodes, metrics, league results and normaliser moments
-(tests/osrs_rllib/test_lockstep_arrays.py); `benchmarks/sampler_step.py` times them side by side.
+environment's observation, reward, info and done dicts, this loop walking them, flattening every observation again
+and appending every row of every column to per-agent lists. So where it is exact, the loop takes the **array path**
+(`osrs_rllib/lockstep_arrays.py`, `envs.rllib_env.CoreEnvBatch`): observations, actions, rewards and done flags
+stay arrays from the core's batch to the forward passes and the trajectory columns; per-seat dicts are built only
+on a fight's last tick, where the callbacks and the episode metrics read them. Exact means: every sub-environment
+is a `TrainingEnv` (or a plain `NHMultiAgentEnv`) on the shared compiled batch with one frame per observation and
+no per-tick shaping (novelty reward, observation noise): `NHMultiAgentEnv.array_step_ok`. Everything else (the
+Python engine, frame stacks, shaping, other environments) takes the dict path (this module's own loop), unchanged.
+The two paths give the same batches bit for bit, the same episodes, metrics, league results and normaliser moments
+(tests/osrs_rllib/test_lockstep_arrays.py); `benchmarks/sampler_step.py` times them side by side: on
+`configs/nh.yml`'s fights (64 envs, its opponent kinds with two league slots), per env step, the dict path's env
+~0.08 ms and its own bookkeeping ~0.03 ms, the array path's ~0.026 and ~0.017 ms. What is left of the env's time is
+mostly the scripted rungs' decisions, one signals dict per fight and tick for the episode metrics, and the core.
 
 Select it with ``runners.sampler: lockstep`` (the default); ``rllib`` uses RLlib's sampler unchanged.
 """

@@ -24,20 +24,36 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.contract import NUM_HEADS, check_action
 from envs.rllib_env import AGENT_IDS, CoreEnvBatch
+from osrs_rllib.lockstep_trajectory import Trajectory
 from policies.rllib_model import nh_model_of
-
-if TYPE_CHECKING:
-    from osrs_rllib.lockstep_sampler import LockstepSampler, _Trajectory
 
 SB = SampleBatch
 AGENT_SEATS = {agent: seat for seat, agent in enumerate(AGENT_IDS)}
+
+
+class LockstepLoop(Protocol):
+    """The parts of `osrs_rllib.lockstep_sampler.LockstepSampler` the array path works with: its worker, its slots
+    (each sub-environment's episode, awaiting observations and open trajectories), its timings and its episode
+    handling, so that both paths start, end and count episodes with the same code."""
+
+    worker: Any
+    slots: list[Any]
+    _perf: dict[str, float]
+
+    def _is_trainable(self, pid: str) -> bool: ...
+
+    def _flattener(self, pid: str) -> Any: ...
+
+    def _flatten(self, pid: str, obs: Any) -> np.ndarray: ...
+
+    def _end_episode(self, slot: Any) -> None: ...
 
 
 @dataclass
@@ -60,7 +76,7 @@ class ArrayPath:
     """The array path of one `LockstepSampler` (see the module docstring); `fragment` replaces the dict path's
     loop over the fragment's ticks."""
 
-    def __init__(self, sampler: LockstepSampler, batch: CoreEnvBatch) -> None:
+    def __init__(self, sampler: LockstepLoop, batch: CoreEnvBatch) -> None:
         self.sampler = sampler
         self.batch = batch
         n = len(batch.envs)
@@ -72,7 +88,7 @@ class ArrayPath:
         self.totals = np.zeros(n, dtype=np.float64)
         self.agent_sums = np.zeros((n, 2), dtype=np.float64)
         self.traj_of = np.full((n, 2), -1, dtype=np.int64)
-        self.trajectories: list[_Trajectory] = []
+        self.trajectories: list[Trajectory] = []
         self.blocks: dict[str, list[_Block]] = {}
         self._groups: list[tuple[str, np.ndarray, np.ndarray]] | None = None
         self._checked: set[str] = set()
@@ -105,7 +121,7 @@ class ArrayPath:
                 episode.agent_rewards[key] = float(self.agent_sums[k, AGENT_SEATS[agent]])
 
     # -- one fragment ----------------------------------------------------------------------------------
-    def fragment(self, length: int, done: list[_Trajectory], bootstrap: list[tuple[_Trajectory, np.ndarray]]) -> None:
+    def fragment(self, length: int, done: list[Trajectory], bootstrap: list[tuple[Trajectory, np.ndarray]]) -> None:
         """`length` ticks of every fight; finished trajectories go to `done` and `bootstrap` as in the dict path,
         and the open ones stay in the slots with their rows gathered (`gather`)."""
         sampler, perf = self.sampler, self.sampler._perf
@@ -184,13 +200,11 @@ class ArrayPath:
 
     def _open(self, k: int, seat: int) -> int:
         """A trajectory for seat `seat` of fight k (the dict path's `_open_trajectory`, in the same order)."""
-        from osrs_rllib.lockstep_sampler import _Trajectory
-
         slot = self.sampler.slots[k]
         agent = next(a for a in slot.obs if AGENT_SEATS[a] == seat)
         pid = slot.episode.policy_of[agent]
         index = list(slot.episode.policy_of).index(agent)
-        traj = _Trajectory(pid, agent, index, slot.episode.episode_id, int(self.lengths[k]))
+        traj = Trajectory(pid, agent, index, slot.episode.episode_id, int(self.lengths[k]))
         slot.trajectories[agent] = traj
         self.traj_of[k, seat] = len(self.trajectories)
         self.trajectories.append(traj)
@@ -201,8 +215,8 @@ class ArrayPath:
         rewards: np.ndarray,
         ended: np.ndarray,
         results: dict[int, Any],
-        done: list[_Trajectory],
-        bootstrap: list[tuple[_Trajectory, np.ndarray]],
+        done: list[Trajectory],
+        bootstrap: list[tuple[Trajectory, np.ndarray]],
     ) -> None:
         """`LockstepSampler._record` for every fight: rewards to the tick's rows and the episodes' sums (the same
         float64 additions in the same order), next observations, and the dict path's end of each finished fight."""

@@ -67,6 +67,7 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_s
 
 from envs.rllib_env import CoreEnvBatch, NHMultiAgentEnv, share_core_batch, step_envs
 from osrs_rllib.lockstep_arrays import ArrayPath
+from osrs_rllib.lockstep_trajectory import Trajectory
 from policies.rllib_model import nh_model_of
 
 SB = SampleBatch
@@ -99,47 +100,6 @@ class LockstepEpisode:
 
 
 @dataclass
-class _Trajectory:
-    """One agent's steps within one fragment of one episode."""
-
-    policy_id: str
-    agent_id: Any
-    agent_index: int
-    episode_id: int
-    t0: int
-    obs: list[np.ndarray] = field(default_factory=list)
-    actions: list[np.ndarray] = field(default_factory=list)
-    rewards: list[float] = field(default_factory=list)
-    logp: list[float] = field(default_factory=list)
-    dist_inputs: list[np.ndarray] = field(default_factory=list)
-    vf_preds: list[float] = field(default_factory=list)
-    terminated: bool = False
-    truncated: bool = False
-    gathered: dict[str, np.ndarray] | None = None
-    """The array path's columns (`ArrayPath.gather`), in place of the lists above."""
-
-    @property
-    def size(self) -> int:
-        return len(self.gathered[SB.REWARDS]) if self.gathered is not None else len(self.rewards)
-
-    def columns(self) -> dict[str, np.ndarray]:
-        """The trajectory's rows as the batch's columns (observations, actions, rewards, log-probabilities, values
-        and distribution inputs)."""
-        if self.gathered is not None:
-            return dict(self.gathered)
-        columns = {
-            SB.OBS: np.stack(self.obs),
-            SB.ACTIONS: np.stack(self.actions),
-            SB.REWARDS: np.asarray(self.rewards, dtype=np.float32),
-            SB.ACTION_LOGP: np.asarray(self.logp, dtype=np.float32),
-            SB.VF_PREDS: np.asarray(self.vf_preds, dtype=np.float32),
-        }
-        if self.dist_inputs:
-            columns[SB.ACTION_DIST_INPUTS] = np.stack(self.dist_inputs)
-        return columns
-
-
-@dataclass
 class _Slot:
     """One sub-environment: its current episode, the observations awaiting actions and the open
     trajectories of trainable agents."""
@@ -147,7 +107,7 @@ class _Slot:
     env: Any
     episode: LockstepEpisode
     obs: dict[Any, np.ndarray]
-    trajectories: dict[Any, _Trajectory]
+    trajectories: dict[Any, Trajectory]
 
 
 class _Flattener:
@@ -250,14 +210,14 @@ class LockstepSampler:
                                    "needs every episode's agents at reset (use runners.sampler: rllib)")
             slot.obs[agent] = self._flatten(pid, o)
 
-    def _open_trajectory(self, slot: _Slot, agent: Any) -> _Trajectory | None:
+    def _open_trajectory(self, slot: _Slot, agent: Any) -> Trajectory | None:
         traj = slot.trajectories.get(agent)
         if traj is None:
             pid = slot.episode.policy_of[agent]
             if not self._is_trainable(pid):
                 return None
             index = list(slot.episode.policy_of).index(agent)
-            traj = slot.trajectories[agent] = _Trajectory(pid, agent, index, slot.episode.episode_id,
+            traj = slot.trajectories[agent] = Trajectory(pid, agent, index, slot.episode.episode_id,
                                                           slot.episode.length)
         return traj
 
@@ -273,8 +233,8 @@ class LockstepSampler:
         if not self.slots:
             self.slots = [self._start_episode(i) for i in range(len(self.envs))]
         self._trainable = {}
-        done: list[_Trajectory] = []
-        bootstrap: list[tuple[_Trajectory, np.ndarray]] = []
+        done: list[Trajectory] = []
+        bootstrap: list[tuple[Trajectory, np.ndarray]] = []
         perf = self._perf
         if self.arrays is not None:
             self.arrays.fragment(self.fragment_length, done, bootstrap)
@@ -352,8 +312,8 @@ class LockstepSampler:
         terminateds: Mapping[Any, bool],
         truncateds: Mapping[Any, bool],
         infos: Mapping[Any, Any],
-        done: list[_Trajectory],
-        bootstrap: list[tuple[_Trajectory, np.ndarray]],
+        done: list[Trajectory],
+        bootstrap: list[tuple[Trajectory, np.ndarray]],
     ) -> None:
         episode = slot.episode
         episode.length += 1
@@ -415,7 +375,7 @@ class LockstepSampler:
         self.slots[episode.env_id] = self._start_episode(episode.env_id)
 
     # -- batches ----------------------------------------------------------------------------------
-    def _bootstrap_values(self, bootstrap: list[tuple[_Trajectory, np.ndarray]]) -> dict[int, float]:
+    def _bootstrap_values(self, bootstrap: list[tuple[Trajectory, np.ndarray]]) -> dict[int, float]:
         """Critic values of the observations trajectories were cut at, one forward pass per policy."""
         by_policy: dict[str, list[tuple[int, np.ndarray]]] = {}
         for i, (traj, obs) in enumerate(bootstrap):
@@ -431,7 +391,7 @@ class LockstepSampler:
                 values[i] = float(value)
         return values
 
-    def _build(self, done: list[_Trajectory], bootstrap: list[tuple[_Trajectory, np.ndarray]]) -> MultiAgentBatch:
+    def _build(self, done: list[Trajectory], bootstrap: list[tuple[Trajectory, np.ndarray]]) -> MultiAgentBatch:
         worker = self.worker
         values = self._bootstrap_values(bootstrap)
         finished = [(t, 0.0) for t in done] + [(t, values[i]) for i, (t, _) in enumerate(bootstrap)]

@@ -14,7 +14,8 @@ config's shares), then alternates fragments of the two paths (one warm-up fragme
 machine falls on both alike. Per fragment and env step (ms): **env** (stepping the fights: the core call and the
 environment's Python), **inference** (the forward passes), **sampler** (the sampler's own bookkeeping: trajectories,
 episode ends, the fragment's batch with its advantages). Medians over the fragments; `--json`: the last line is
-one JSON object (``dict_path``, ``array_path``: each part's median ms per env step, and ``speedup`` of env + sampler).
+one JSON object (``dict_path``, ``array_path``: each part's median ms per env step; ``speedup`` of env + sampler;
+``array_path_applies``: whether the settings take the array path at all).
 
 Nothing is asserted: this script prints figures; tests/osrs_rllib/test_lockstep_arrays.py proves the two paths'
 batches identical.
@@ -113,8 +114,8 @@ def main() -> int | None:
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
     rows: dict[str, list[dict[str, float]]] = {"dict_path": [], "array_path": []}
     algos = []
+    runs: dict[str, tuple[Any, Any]] = {}
     try:
-        runs = {}
         for name, arrays in (("dict_path", False), ("array_path", True)):
             algo, sampler = build(args.config, overrides, arrays)
             algos.append(algo)
@@ -136,6 +137,7 @@ def main() -> int | None:
         "envs": args.envs,
         "fragment": args.fragment,
         "fragments": args.fragments,
+        "array_path_applies": runs["array_path"][1].arrays is not None,
     }
     for name, per in rows.items():
         report[name] = {k: statistics.median(r[k] for r in per) for k in (*PARTS, "total")}

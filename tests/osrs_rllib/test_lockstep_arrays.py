@@ -128,6 +128,10 @@ def _assert_same_batch(ours: MultiAgentBatch, theirs: MultiAgentBatch) -> dict[s
         ("league", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, PLAN),
         # nh.yml's mix without a plan (its fixed kinds), fights of up to 300 ticks: won, lost and cut short
         ("mix", ["ppo.train_batch_size=512"], 5, None),
+        # the graded ladder's rungs, the prescient expert among them (shown the learner's action of the tick)
+        ("ladder", ["ppo.train_batch_size=512", "opponents.mix.baseline=0.1", "opponents.mix.self_play=0.0",
+                    "opponents.mix.prayer_switcher=0.0", "opponents.mix.tribrid=0.0", "opponents.mix.prioritized=0.1",
+                    "opponents.mix.expert=0.4", "opponents.mix.veteran=0.2", "opponents.mix.novice=0.2"], 5, None),
         # two trained policies in one fight (exploiter against main): their trajectories open in the dict path's order
         ("exploiter", ["env.params.max_episode_ticks=25", "ppo.train_batch_size=256"], 3, EXPLOITER_PLAN),
     ],
@@ -159,6 +163,9 @@ def test_array_path_gives_the_dict_paths_batches_and_metrics(
         assert "prioritized" in kinds and len(kinds) >= 3 and ends["truncated"] > 0, (kinds, ends)
     else:
         assert ends["terminated"] > 0, ends
+    if case == "ladder":  # the rungs played: the prescient expert, shown the tick's action the array path checked
+        seen = {k for m in dicts["metrics"] for k in m.custom_metrics if k.startswith("win_vs_")}
+        assert {"win_vs_expert", "win_vs_veteran"} <= seen, seen
     if plan is EXPLOITER_PLAN:
         assert {EXPLOITER, "main"} <= set(dicts["batches"][-1].policy_batches), "both learners trained"
         assert {r.learner for r in dicts["league"]} == {"main", EXPLOITER}

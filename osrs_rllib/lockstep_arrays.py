@@ -31,7 +31,7 @@ from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.contract import NUM_HEADS, check_action
 from envs.rllib_env import AGENT_IDS, CoreEnvBatch
-from osrs_rllib.lockstep_trajectory import Trajectory
+from osrs_rllib.lockstep_trajectory import Trajectory, close_trajectory
 from policies.rllib_model import nh_model_of
 
 SB = SampleBatch
@@ -237,16 +237,8 @@ class ArrayPath:
             for agent in list(slot.obs):
                 term = bool(terminateds.get(agent, False)) or bool(terminateds.get("__all__", False))
                 traj = slot.trajectories.pop(agent, None)
-                if traj is None:
-                    continue
-                traj.terminated, traj.truncated = term, not term
-                if term:
-                    done.append(traj)
-                else:  # truncated: bootstrap from the observation it was cut at
-                    final = obs.get(agent)
-                    if final is None:
-                        raise RuntimeError(f"agent {agent!r} was truncated without a final observation")
-                    bootstrap.append((traj, sampler._flatten(traj.policy_id, final)))
+                if traj is not None:
+                    close_trajectory(traj, term, obs.get(agent), sampler._flatten, done, bootstrap)
             self._store(k)
             sampler._end_episode(slot)
             self._load(k)

@@ -67,7 +67,7 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_s
 
 from envs.rllib_env import CoreEnvBatch, NHMultiAgentEnv, share_core_batch, step_envs
 from osrs_rllib.lockstep_arrays import ArrayPath
-from osrs_rllib.lockstep_trajectory import Trajectory
+from osrs_rllib.lockstep_trajectory import Trajectory, close_trajectory
 from policies.rllib_model import nh_model_of
 
 SB = SampleBatch
@@ -337,15 +337,7 @@ class LockstepSampler:
                 continue
             traj = slot.trajectories.pop(agent, None)
             if traj is not None:
-                traj.terminated = term
-                traj.truncated = not term
-                if term:
-                    done.append(traj)
-                else:  # truncated: bootstrap from the observation it was cut at
-                    final = obs.get(agent)
-                    if final is None:
-                        raise RuntimeError(f"agent {agent!r} was truncated without a final observation")
-                    bootstrap.append((traj, self._flatten(traj.policy_id, final)))
+                close_trajectory(traj, term, obs.get(agent), self._flatten, done, bootstrap)
         if episode_over:
             self._end_episode(slot)
             return

@@ -6,6 +6,7 @@ Apart from both loops so that the array path need not import the sampler that dr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,3 +55,26 @@ class Trajectory:
         if self.dist_inputs:
             columns[SB.ACTION_DIST_INPUTS] = np.stack(self.dist_inputs)
         return columns
+
+
+def close_trajectory(
+    traj: Trajectory,
+    terminated: bool,
+    final_obs: Any,
+    flatten: Callable[[str, Any], np.ndarray],
+    done: list[Trajectory],
+    bootstrap: list[tuple[Trajectory, np.ndarray]],
+) -> None:
+    """End `traj` with its episode: a terminated one is done (no bootstrap), a truncated one is bootstrapped from
+    the observation it was cut at (`final_obs`, which the environment must have given).
+
+    Raises:
+        RuntimeError: A truncated agent without a final observation.
+    """
+    traj.terminated, traj.truncated = terminated, not terminated
+    if terminated:
+        done.append(traj)
+        return
+    if final_obs is None:
+        raise RuntimeError(f"agent {traj.agent_id!r} was truncated without a final observation")
+    bootstrap.append((traj, flatten(traj.policy_id, final_obs)))

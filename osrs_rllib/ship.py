@@ -212,7 +212,7 @@ def exploit_runs(
             name = f"{candidate.label}-{PLAY_MODES[mode]}-seed{seed}-{probe.env_steps}"
             exp = Experiment(root, name)
             report = read_json(exp.dir / EXPLOIT_FILE, None)
-            if not (isinstance(report, dict) and report.get("exploitability")):
+            if not finished_exploit(report):
                 if stopped():
                     return None
                 resume = exp.latest_checkpoint() is not None
@@ -222,10 +222,17 @@ def exploit_runs(
                             not resume, _fail, echo, env_steps=probe.env_steps,
                             model_sampling=mode == "stochastic")  # fmt: skip
                 report = read_json(exp.dir / EXPLOIT_FILE, None)
-                if not (isinstance(report, dict) and report.get("exploitability")):
+                if not finished_exploit(report):
                     return None  # stopped inside the run
             out.append(exploit_figure(report, mode, seed, exp.dir))
     return out
+
+
+def finished_exploit(report: Any) -> bool:
+    """Whether an exploit run's report holds its budget's figure. A run stopped by one signal still plays its final
+    evaluation and records a figure, but at the env steps it had reached (state ``stopped``): taking that as the
+    budget's figure would understate exploitability, so only a ``finished`` run counts and a stopped one resumes."""
+    return isinstance(report, dict) and report.get("state") == "finished" and bool(report.get("exploitability"))
 
 
 def exploit_figure(report: dict[str, Any], mode: str, seed: int, where: Path) -> dict[str, Any]:

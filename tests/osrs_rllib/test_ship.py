@@ -18,7 +18,18 @@ from typer.testing import CliRunner
 from osrs_rllib.cli import app
 from osrs_rllib.config import load_config
 from osrs_rllib.experiment import Experiment
-from osrs_rllib.ship import SHIP_DIR, SHIP_FILE, ShipError, exploitability, pick, ship_run
+from osrs_rllib.exploit import EXPLOIT_FILE
+from osrs_rllib.ship import (
+    SHIP_DIR,
+    SHIP_FILE,
+    Candidate,
+    ShipError,
+    ShipRun,
+    exploit_runs,
+    exploitability,
+    pick,
+    ship_run,
+)
 from osrs_rllib.ship_card import pct
 from osrs_rllib.train_run import run_train
 from policies.model_file import load_model_file
@@ -61,6 +72,28 @@ def card_rows(card: str) -> list[str]:
 
 def interval(row: dict[str, Any]) -> str:
     return f"{pct(row['win_rate'])} [{pct(row['win_rate_low'])}, {pct(row['win_rate_high'])}]"
+
+
+def test_only_a_finished_exploit_run_gives_a_finalist_its_figure(tmp_path: Path) -> None:
+    """A run stopped by one signal still writes a figure, at the env steps it reached: ``ship`` must resume it to
+    its budget instead (here a stop is pending, so ``exploit_runs`` reports that it has no figures yet)."""
+    path = tmp_path / "run.yml"
+    probe = {"env_steps": 512, "seeds": [0], "model_modes": ["deterministic"], "final_fights": 1}
+    path.write_text(yaml.safe_dump({"extends": str(REPO / "configs" / "smoke.yml"), "experiments_dir":
+                                    str(tmp_path / "exp"), "ship": {"candidates": 1, "rung": RUNG,
+                                                                    "exploit": probe}}))  # fmt: skip
+    cfg = load_config(path)
+    exp = Experiment(tmp_path / "exp", "run")
+    run = ShipRun(exp=exp, cfg=cfg, output=exp, phases=[], recipe={})
+    candidate = Candidate("iter-000002", 2, 256, tmp_path / "m.nhmodel", "0" * 64)
+    report_dir = run.ship_dir / "exploit" / "iter-000002-greedy-seed0-512"
+    report_dir.mkdir(parents=True)
+    figure = {"win_rate": 0.25, "win_rate_low": 0.2, "win_rate_high": 0.3, "fights": 12, "budget_env_steps": 512}
+    for state, expected in (("stopped", None), ("running", None), ("finished", 0.25)):
+        report = {"state": state, "exploitability": figure, "series": [{"env_steps": 256, "win_rate": 0.25}]}
+        (report_dir / EXPLOIT_FILE).write_text(json.dumps(report))
+        runs = exploit_runs(run, candidate, echo=lambda _: None, stopped=lambda: True)
+        assert (runs if runs is None else runs[0]["win_rate"]) == expected, state
 
 
 def test_ship_measures_picks_and_writes_the_model_and_its_card(tmp_path: Path, ray_session: None) -> None:

@@ -38,6 +38,7 @@ from osrs_rllib.batched_fights import LadderSeat, seat_seed
 from osrs_rllib.match import ActFn, FightRecord, PolicySide, SideFactory, alternating_seats, play_match, result_row
 from osrs_rllib.stratified_fights import spread, trained_builds
 from policies.fight_rules import FightRules
+from policies.torch_threads import torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -54,10 +55,12 @@ def _records_by_side(
 ) -> dict[str, list[FightRecord]]:
     """Every side's records of fights ``0 … fights − 1``, played here or dealt over `shards`, in fight order."""
     if shards is None:
-        return {side: play(side, range(fights)) for side in sides}
+        with torch_threads(1):
+            return {side: play(side, range(fights)) for side in sides}
 
     def job(i: int, n: int) -> dict[str, list[FightRecord]]:
-        return {side: play(side, range(i, fights, n)) for side in sides}
+        with torch_threads(1):
+            return {side: play(side, range(i, fights, n)) for side in sides}
 
     parts = shards(job)
     return {side: sorted((r for part in parts for r in part[side]), key=lambda r: r.fight) for side in sides}

@@ -60,6 +60,7 @@ from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file, save_model_file
 from policies.outcome import WINRATE, FitResult, OutcomeConfig, attach_winrate, fit_outcome
+from policies.torch_threads import torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -336,16 +337,12 @@ def collect(
     except ValueError as exc:
         raise OutcomeError(str(exc)) from None
     collector = _Collector(model, seed, parallel, progress, engine)
-    torch_threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a small network: extra threads only fight the simulator for the cores
-    try:
+    with torch_threads(1):  # a small network: extra threads only fight the simulator for the cores
         first = 0
         for opponent, n in counts.items():
             if n:
                 collector.play(opponent, first, n, fight_params)
             first += n
-    finally:
-        torch.set_num_threads(torch_threads)
     return collector.finish()
 
 

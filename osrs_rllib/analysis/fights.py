@@ -48,6 +48,7 @@ from osrs_rllib.match import FightHooks, SeatedPlayer, play_match
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
+from policies.torch_threads import torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -229,12 +230,8 @@ def _run_job(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     Torch runs one thread per process by default: the networks are small, so intra-op threads only spin
     against the simulator (and other processes) for the same cores; `workers` is the way to use more.
     """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(job.threads)
-    try:
+    with torch_threads(job.threads):
         return _run_job_inner(job)
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _run_job_inner(job: _Job) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -117,3 +117,25 @@ def test_a_training_runs_env_runners_play_the_evaluation() -> None:
     finally:
         algo.stop()
     assert runner_shards(object()) is None  # no env runners: the evaluator plays alone
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_evaluation_runs_its_forward_passes_on_one_torch_thread_and_restores_the_count(sharded: bool) -> None:
+    """Two intra-op threads collapse beside any other busy process (`policies/torch_threads.py`); evaluation in the
+    driver or on a runner uses one, and leaves the caller's setting (the learner's choice) as it was."""
+    inner = network_act_fn(_net(3).eval())
+    seen: list[int] = []
+
+    def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+        seen.append(torch.get_num_threads())
+        return inner(obs, masks, deterministic)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        here = (lambda job: [job(i, 2) for i in range(2)]) if sharded else None  # unpickled: `seen` stays ours
+        evaluate(act, ["baseline"], 2, params=PARAMS, parallel=4, shards=here)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -56,6 +56,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, seat_seed
 from osrs_rllib.match import FightHooks, SeatedPlayer, SeatedSide, SideFactory, play_match
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
+from policies.torch_threads import torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -381,9 +382,10 @@ def run_fights(
     sides = [None if p is None else SeatedPlayer(p.seat(), p.forget) for p in players]  # the recorder reads them
     hooks = FightHooks(on_start=on_start, on_act=on_act, on_step=on_step)
     try:
-        play_match(sides[side_a], sides[1 - side_a], plan, [seed + k for k in range(n)], [side_a] * n,
-                   parallel=max(1, parallel), engine=engine, hooks=hooks,
-                   opponent_observation=any(p.include_opponent_observation for p in plan))  # fmt: skip
+        with torch_threads(1):  # two collapse beside any busy process (policies/torch_threads.py)
+            play_match(sides[side_a], sides[1 - side_a], plan, [seed + k for k in range(n)], [side_a] * n,
+                       parallel=max(1, parallel), engine=engine, hooks=hooks,
+                       opponent_observation=any(p.include_opponent_observation for p in plan))  # fmt: skip
     except _Stopped:
         logger.warning("stop requested: %d of %d fights ended; the rest are not played", done, n)
         if not done:

@@ -12,14 +12,20 @@ two threads, chooses for itself (`osrs_rllib.learner_threads`).
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 
 
 @contextlib.contextmanager
 def torch_threads(threads: int = 1) -> Iterator[None]:
-    """Run the block with `threads` torch intra-op threads, then restore the process's count (also on error)."""
-    import torch  # lazily: the fight loops that use this also serve scripted players without torch
+    """Run the block with `threads` torch intra-op threads, then restore the process's count (also on error).
 
+    A process that has not imported torch has no network to run (its players are scripted): the block runs as it
+    is, without paying torch's import."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:

@@ -233,3 +233,36 @@ def test_model_sampling_plays_other_fights_than_greedy(tmp_path: Path) -> None:
     sampled = run_fights(str(path), "random", n=4, seed=0, options=options, model_sampling=True)
     assert sampled.model_sampling and not greedy.model_sampling
     assert (sampled.mean_ticks, sampled.mean_damage_dealt) != (greedy.mean_ticks, greedy.mean_damage_dealt)
+
+
+def test_a_model_fights_on_one_torch_thread_and_the_count_is_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two intra-op threads collapse beside any busy process (`policies/torch_threads.py`): `fight` runs its
+    forward passes on one, whatever the caller set, and gives the caller its setting back."""
+    import torch
+
+    from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
+    from policies.model_file import ModelFile, save_model_file
+    from policies.network import NHPolicyNetwork
+    from policies.network_config import NetworkConfig
+
+    path = tmp_path / "m.nhmodel"
+    network = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, NetworkConfig(actor_hidden=(16,), critic_hidden=(16,)))
+    save_model_file(network, path)
+    seen: list[int] = []
+    act = ModelFile.act
+
+    def counting(self: ModelFile, *args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return act(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ModelFile, "act", counting)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run_fights(str(path), "random", n=2, seed=0, options={"max_episode_ticks": 50})
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

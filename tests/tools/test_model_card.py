@@ -24,8 +24,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_model_card_with_both_exploit_runs() -> None:
     """A card states each exploit run (the model greedy and sampling) and the model's figure, the lower one."""
-    study = "results/study"  # nh-main's exploit runs (the study's ft-hunted, the same weights)
-    runs = (f"{study}/exploit-ft-hunted.json", f"{study}/exploit-ft-hunted-model-sampling.json")
+    shipped = "results/nh-main"  # nh-main's exploit runs, as `osrs-rllib ship` ran them (seed 0 of each mode)
+    runs = (f"{shipped}/exploit-greedy-seed0.json", f"{shipped}/exploit-sampling-seed0.json")
     proc = _run("models/nh-main.nhmodel", "--fights", "1", "--exploit", runs[0], "--exploit", runs[1]
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

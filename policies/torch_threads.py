@@ -2,11 +2,12 @@
 
 The network's operations are tens of microseconds each, and two intra-op threads meet at the end of every one:
 on a two-core machine where anything else wants a core (a training run, a test suite, a browser), the preempted
-thread holds the other at the next meeting point. The same 3,000-fight evaluation that takes 93-111 s on a quiet
-machine took 1,134-2,894 s beside a test run with torch's default of two threads. With one, a fight batch's
-forward pass and the simulator simply take turns, which is as fast when the machine is quiet (the batch is
-small) and does not collapse when it is not. The learner, whose matrix products are large enough to gain from
-two threads, chooses for itself (`osrs_rllib.learner_threads`).
+thread holds the other at the next meeting point. A 3,000-fight evaluation against the expert (a `ship` rung row)
+took 93-111 s on a quiet machine with torch's default of two threads and 1,134-2,894 s beside a test run; with
+one, such rows took 81-89 s (another model's, with a test run beside some of them), and 3,000 `fight`s against the
+baseline 69 s beside a training run where two threads had taken 988 s beside an exploit run. A fight batch's
+forward pass and the simulator simply take turns. The learner, whose matrix products are large enough to gain
+from two threads, chooses for itself (`osrs_rllib.learner_threads`).
 """
 
 from __future__ import annotations

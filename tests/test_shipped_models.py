@@ -29,7 +29,6 @@ SHA_RE = re.compile(r"^\| sha256 \| `(?P<sha>[0-9a-f]{64})` \|$", re.M)
 MAX_BYTES = 4 * 1024 * 1024
 """A shipped model stays small (today's nh.yml network is about 1.6 MB): the repository carries every version."""
 BEFORE_RECIPES = {
-    "nh-human.nhmodel": "retrained by configs/nh-human.yml from configs/nh-main.yml's output",
 }
 """Files made by hand before models named their recipe (docs/models.md tells their chains): a known gap, closed
 when each is retrained and shipped by ``osrs-rllib ship``. Strict: a file that names its recipe must leave here."""

@@ -286,9 +286,10 @@ class PPOConfig(_Section):
     learner_threads: Annotated[int | Literal["auto"], PlainValidator(_learner_threads)] = "auto"
     """Torch threads of the driver's learner, or ``auto``: measured per iteration, the faster of one and two kept.
     Two are ~1.7× faster on an idle machine, 5-10× slower beside any busy process (`osrs_rllib/learner_threads.py`)."""
-    learner_precision: Literal["float32", "bfloat16"] = "float32"
+    learner_precision: Literal["auto", "float32", "bfloat16"] = "auto"
     """Number format of the PPO update's matrix products: ``bfloat16`` autocasts the loss (float32 weights, optimiser
-    and softmax; ~1.7× faster SGD on CPUs with bfloat16 instructions), `osrs_rllib/learner_precision.py`."""
+    and softmax; ~1.4× faster SGD steps on CPUs with bfloat16 instructions), ``auto`` does so only on such a CPU,
+    `osrs_rllib/learner_precision.py`."""
 
     @field_validator("head_entropy_weights")
     @classmethod

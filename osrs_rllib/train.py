@@ -187,10 +187,12 @@ class Trainer:
         self._ray_started = True
 
     def _build(self) -> None:
+        from osrs_rllib.learner_precision import describe
         from osrs_rllib.train_report import engine_line, rules_line
 
         self.echo(engine_line(self.cfg))
         self.echo(rules_line(self.cfg))
+        self.echo(describe(self.cfg.ppo.learner_precision))
         register_everything()
         learners: tuple[str, ...] = (LEARNER_POLICY,)
         if self.cfg.league_enabled:

@@ -172,14 +172,18 @@ class RunHooks:
 class RunFacts(RunHooks):
     """Writes into ``run.json`` what a person reads off a run's first lines, so that tools and tests read a field
     instead of parsing a sentence: the fight rules the run trains and is evaluated by (``rules``: a
-    `policies.fight_rules.FightRules` dict, as the commands' ``--json`` give theirs) and, for a resume, the
+    `policies.fight_rules.FightRules` dict, as the commands' ``--json`` give theirs), the number format the learner
+    computes in (``learner_precision``, ``auto`` resolved on this machine) and, for a resume, the
     checkpoint it continued from (``resumed_from``: its directory's name, iteration, env steps and league
     snapshots). ``run.json`` is the current process's record, so a new run holds no ``resumed_from``."""
 
     def built(self, trainer: Run) -> None:
+        from osrs_rllib.learner_precision import resolve
         from osrs_rllib.train_report import training_rules
 
-        trainer.exp.write_run(rules=training_rules(trainer.cfg).to_dict())
+        trainer.exp.write_run(
+            rules=training_rules(trainer.cfg).to_dict(), learner_precision=resolve(trainer.cfg.ppo.learner_precision)
+        )
 
     def restored(self, trainer: Run) -> None:
         league = trainer.league_runner

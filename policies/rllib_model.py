@@ -265,6 +265,7 @@ class NHActionDistribution(TorchDistributionWrapper):
         self._sample_logp: Tensor | None = None
         self._eval_actions: Tensor | None = None
         self._eval_log_probs: Tensor | None = None
+        self._head_entropy: Tensor | None = None
 
     @staticmethod
     def required_model_output_shape(action_space: gym.Space, model_config: dict[str, Any]) -> int:
@@ -275,9 +276,18 @@ class NHActionDistribution(TorchDistributionWrapper):
     def _remember(self, actions: Tensor, log_probs: Tensor) -> None:
         self._eval_actions = actions
         self._eval_log_probs = log_probs
+        self._head_entropy = None
         model = self.model
         if isinstance(model, NHTorchModel):
-            model._head_entropy = -(log_probs.exp() * log_probs).sum(-1)
+            model._head_entropy = self._path_entropy()
+
+    def _path_entropy(self) -> Tensor:
+        """Each head's entropy along the remembered actions (B, 12), computed once per `logp` call: the loss's
+        bonus and the learner's per-head metrics read the same tensor."""
+        log_probs = self._path_log_probs()
+        if self._head_entropy is None:
+            self._head_entropy = -(log_probs.exp() * log_probs).sum(-1)
+        return self._head_entropy
 
     def logp(self, actions: Tensor) -> Tensor:
         actions = actions.long()
@@ -294,8 +304,7 @@ class NHActionDistribution(TorchDistributionWrapper):
         return self._eval_log_probs
 
     def entropy(self) -> Tensor:
-        log_probs = self._path_log_probs()
-        per_head = -(log_probs.exp() * log_probs).sum(-1)
+        per_head = self._path_entropy()
         assert isinstance(self.model, NHTorchModel)
         return (per_head * self.model.head_entropy_weights.to(per_head)).sum(-1)
 

@@ -31,7 +31,6 @@ from ray.rllib.policy.policy import PolicySpec
 from osrs_rllib.grad_accumulation import ACCUMULATION_KEY, AccumulatingPPOTorchPolicy
 
 Precision = Literal["float32", "bfloat16"]
-PrecisionSetting = Literal["auto", "float32", "bfloat16"]
 AUTO = "auto"
 BFLOAT16_CPU_CHECKS = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
 """torch's own checks (`torch.cpu`) for the instructions that multiply bfloat16 matrices natively."""

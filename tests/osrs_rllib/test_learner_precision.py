@@ -1,6 +1,6 @@
 """``ppo.learner_precision: bfloat16``: the PPO loss's matrix products really run in bfloat16, everything PPO computes
 from the network's outputs stays float32, and the update is the float32 update to bfloat16's rounding (the real
-network, RLlib's real PPO loss, real gradients)."""
+network, RLlib's real PPO loss, real gradients). ``auto`` resolves by what the CPU has."""
 
 from __future__ import annotations
 
@@ -13,12 +13,20 @@ import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
 from ray.rllib.policy.sample_batch import SampleBatch
 
+from osrs_rllib import learner_precision
 from osrs_rllib.config import ConfigError, load_config
 from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy
-from osrs_rllib.learner_precision import BFloat16AccumulatingPPOTorchPolicy, BFloat16PPOTorchPolicy, policy_spec
+from osrs_rllib.learner_precision import (
+    BFloat16AccumulatingPPOTorchPolicy,
+    BFloat16PPOTorchPolicy,
+    describe,
+    policy_spec,
+    resolve,
+)
 from policies.network import NHPolicyNetwork
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"
+NH = SMOKE.parent / "nh.yml"
 
 
 def gradients(setting: dict[str, Any], cls: type, steps: int = 1) -> tuple[torch.Tensor, dict[str, Any], list[Any]]:
@@ -82,3 +90,35 @@ def test_policy_spec_and_the_config_key() -> None:
     with pytest.raises(ConfigError) as err:
         load_config(SMOKE, ["ppo.learner_precision=float16"])
     assert "ppo.learner_precision" in str(err.value) and "--set" in str(err.value)  # the key and where it came from
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_auto_is_bfloat16_only_where_the_cpu_multiplies_it_natively(
+    monkeypatch: pytest.MonkeyPatch, native: bool
+) -> None:
+    for name in learner_precision.BFLOAT16_CPU_CHECKS:
+        monkeypatch.setattr(torch.cpu, name, lambda native=native: native, raising=False)
+    expected = "bfloat16" if native else "float32"
+    assert resolve("auto") == expected
+    assert (policy_spec(1, "auto").policy_class is BFloat16PPOTorchPolicy) is native
+    assert describe("auto") == (
+        "learner: bfloat16 (ppo.learner_precision: auto; this CPU multiplies bfloat16 natively)"
+        if native
+        else "learner: float32 (ppo.learner_precision: auto; no native bfloat16 on this CPU)"
+    )
+    # an explicit setting is itself on any CPU
+    assert resolve("float32") == "float32" and resolve("bfloat16") == "bfloat16"
+    assert describe("float32") == "learner: float32 (ppo.learner_precision: float32)"
+    with pytest.raises(ValueError, match="float16"):
+        resolve("float16")
+
+
+def test_auto_follows_torchs_own_detection_on_this_machine() -> None:
+    native = bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    assert resolve("auto") == ("bfloat16" if native else "float32")
+
+
+def test_auto_is_the_default_and_the_main_jobs_setting() -> None:
+    assert load_config(NH).ppo.learner_precision == "auto"
+    assert load_config(SMOKE).ppo.learner_precision == "auto"
+    assert load_config(SMOKE, ["ppo.learner_precision=float32"]).ppo.learner_precision == "float32"

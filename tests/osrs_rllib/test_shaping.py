@@ -181,7 +181,8 @@ def test_bad_values_name_the_key(override: str, words: str) -> None:
 
 def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Path) -> None:
     """The three options through `osrs-rllib train` as a user runs it: the envs pay the novelty reward (its episode
-    sum reaches TensorBoard), the learner is the accumulating PPO policy, and a resume rebuilds it."""
+    sum reaches TensorBoard), the learner is the accumulating PPO policy (with the autocast where `auto` resolves to
+    bfloat16), and a resume rebuilds it."""
     import json
     import pickle
     import subprocess
@@ -203,7 +204,11 @@ def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Pat
     run = tmp_path / "smoke"
     assert "fight/novelty_return_mean" in tensorboard_tags(run / "tensorboard")
     state = pickle.loads((run / "checkpoints" / "iter-000002" / "policies" / "main" / "policy_state.pkl").read_bytes())
-    assert state["policy_spec"]["policy_class"].__name__ == "AccumulatingPPOTorchPolicy"
+    # accumulating, and autocast where the default learner precision (auto) resolves to bfloat16 on this CPU
+    from osrs_rllib.learner_precision import resolve
+
+    prefix = "BFloat16" if resolve("auto") == "bfloat16" else ""
+    assert state["policy_spec"]["policy_class"].__name__ == f"{prefix}AccumulatingPPOTorchPolicy"
     sets[0] = "stop.iterations=3"
     resumed = train("--resume")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]

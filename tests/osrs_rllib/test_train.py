@@ -355,3 +355,7 @@ def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path:
     # the fight rules it trained and evaluated by, every one from the training config
     rules = json.loads(json.dumps(training_rules(load_config(REPO / "configs" / "smoke.yml")).to_dict()))
     assert run["rules"] == rules and set(rules["origin"].values()) == {"training config"}
+    # the number format its learner computed in, `auto` resolved on this machine, as the first lines said
+    from osrs_rllib.learner_precision import describe, resolve
+
+    assert run["learner_precision"] == resolve("auto") and describe("auto") in proc.stdout + proc.stderr

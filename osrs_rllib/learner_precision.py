@@ -15,9 +15,9 @@ action moves by 0.003 on average (0.03 at the 99th percentile), so the ratio PPO
 
 ``auto`` (the default) is ``bfloat16`` where the learner's CPU multiplies bfloat16 natively (AVX512-BF16 or AMX, as
 torch's own dispatch detects them) and ``float32`` elsewhere: without those instructions the autocast only adds
-conversions. Measured on `nh.yml` (docs/training.md, "Where the time goes"), the bfloat16 learner's curve against
-the baseline and the expert stays within the float32 code's intervals, and it trains 1.12 times the env steps in
-the same minutes.
+conversions. Measured on `nh.yml` (docs/training.md, "Where the time goes"), the bfloat16 learner trains 1.09-1.12
+times the env steps of the float32 one in the same minutes, and its curves against the baseline and the expert stay
+within the spread of the float32 learner's (one seed per setting).
 """
 
 from __future__ import annotations

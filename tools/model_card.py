@@ -29,8 +29,9 @@ What is measured, and under which rules (`docs/models.md` holds the cards this s
 * **Exploitability**: read from ``osrs-rllib exploit`` runs' ``exploit.json`` (``--exploit DIR`` or ``--exploit
   FILE``, once per run), each of which must have exploited this very file (same weight checksum); the card states
   each run's budget. Give it the run against the model's greedy play and the one against its sampling play
-  (``exploit --model-sampling``): the model's figure is the lower of the two, each run's the better of its
-  exploiter's greedy and sampling play (docs/league.md, "The league study").
+  (``exploit --model-sampling``), once per seed: the model's figure is ``osrs-rllib ship``'s, the worst run of its
+  better mode, each run's the better of its exploiter's greedy and sampling play (docs/league.md, "The league
+  study").
 
 Nothing is asserted: this script prints figures.
 """
@@ -276,14 +277,18 @@ def markdown(card: dict[str, Any]) -> str:
         ]
     if len(runs) > 1:
         worst = model_exploitability(runs)
-        lines += ["", f"The model's exploitability, the lower of its runs: **{_cell(worst)}**."]
+        mode = MODE_NAMES.get(worst["model_mode"], worst["model_mode"])
+        lines += ["", f"The model's exploitability, the worst run of its better mode ({mode}): **{_cell(worst)}**."]
     return "\n".join(lines)
 
 
 def model_exploitability(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The model's figure over its exploit runs (greedy and sampling play): the one the exploiter did worst in,
-    since a deployment picks the mode that holds better."""
-    return min(runs, key=lambda ex: ex["win_rate"])
+    """The model's figure over its exploit runs by `osrs-rllib ship`'s rule (`osrs_rllib.ship.exploitability`): per
+    mode of play the worst run, since one run is not a measurement, then the better mode's, the one to seat it in."""
+    from osrs_rllib.ship import exploitability as ship_exploitability
+
+    mode = ship_exploitability(runs)["mode"]
+    return max((r for r in runs if r["model_mode"] == mode), key=lambda r: r["win_rate"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,9 +34,25 @@ def test_model_card_with_both_exploit_runs() -> None:
     reports = [json.loads((REPO / r).read_text())["exploitability"] for r in runs]
     for run, report in zip(runs, reports, strict=True):
         assert f"**{report['win_rate']:.1%}**" in out and f"(`{run}`)" in out
-    # The model's figure is its lower run's, with that run's interval (the report's numbers, as the card writes them).
+    # One run per mode: the model's figure is its lower run's, with that run's interval (the report's numbers, as the
+    # card writes them).
     lowest = min(reports, key=lambda r: r["win_rate"])
     assert f"**{lowest['win_rate']:.1%} [{lowest['win_rate_low']:.1%}, {lowest['win_rate_high']:.1%}]**" in out
+
+
+def test_model_card_takes_the_worst_run_of_the_better_mode_as_ship_does() -> None:
+    """Two seeds per mode (as `ship` runs them): the model's figure is the worst run of its better mode, the figure
+    `ship` wrote on the model's own card, not the luckiest of the four runs."""
+    from tools.model_card import model_exploitability
+
+    shipped = REPO / "results" / "nh-main"
+    runs = [json.loads(f.read_text())["exploitability"] for f in sorted(shipped.glob("exploit-*-seed*.json"))]
+    assert len(runs) == 4 and len({r["model_mode"] for r in runs}) == 2
+    ship = json.loads((shipped / "ship.json").read_text())
+    shipped_row = next(c for c in ship["candidates"] if c.get("exploitability"))
+    figure = model_exploitability(runs)
+    assert figure["win_rate"] == shipped_row["exploitability"]["win_rate"]  # ship's own figure
+    assert figure["win_rate"] > min(r["win_rate"] for r in runs)  # here the luckiest run is lower: not that one
 
 
 def test_model_card_sampling_rows() -> None:

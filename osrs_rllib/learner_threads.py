@@ -6,7 +6,8 @@ make an SGD step about 1.7 times faster than one (compute_gradients on a 2,048-s
 of every one: as soon as any other process wants a core (a browser, a test run, the machine's other jobs), the
 thread it preempts holds the other at the next meeting point, and a whole SGD iteration took 7-14 s instead of
 1.1 s with one thread. Neither number is a safe default, so with ``auto`` the run measures both and keeps the
-faster (`ThreadChooser`), trying the other again now and then, less often each time it loses.
+faster (`ThreadChooser`), trying the other again now and then, less often each time it loses, and switching
+only on a fresh measurement.
 
 The choice only changes how fast the update is computed, never what it computes.
 """
@@ -23,8 +24,9 @@ AUTO = "auto"
 FIRST_PROBE_INTERVAL = 16
 """Iterations between two tries of the slower setting at first; doubled after every try it loses."""
 MAX_PROBE_INTERVAL = 512
-WINDOW = 3
-"""Learning times kept per setting; the median of them is compared."""
+WINDOW = 5
+"""Learning times kept per setting; the median of them is compared, so up to two slow outliers among five (a
+neighbour's burst, a collection pause) do not move it."""
 LEARNING_TIMERS = ("load", "learn")
 """RLlib's timers around the learner's work in an iteration (`osrs_rllib.time_account.RLLIB_TIMERS`)."""
 
@@ -32,10 +34,14 @@ LEARNING_TIMERS = ("load", "learn")
 class ThreadChooser:
     """Picks the thread count of the next iteration from the learning seconds of the last ones.
 
-    Every candidate is tried once (most threads first), then the one with the lowest median of its last `WINDOW`
-    times is used; every `probe interval` iterations one other candidate gets one iteration. A probe that loses
-    doubles the interval (up to `MAX_PROBE_INTERVAL`), one that wins resets it: on a machine that stays busy,
-    the cost of probing fades.
+    Every candidate is tried once (most threads first) and the fastest becomes the resident setting. The resident
+    is only ever replaced by a probe: one iteration of another candidate, freshly measured, that beats the median
+    of the resident's last `WINDOW` times. Probes come every `probe interval` iterations, the interval doubling
+    after every probe that loses (up to `MAX_PROBE_INTERVAL`) and starting over after one that wins; a probe also
+    comes at once when the resident's median grows past another candidate's last measured time (the machine got
+    busy). Comparing against fresh measurements only matters: a candidate's old times were taken under other
+    conditions (earlier in the run, when iterations were cheaper, or during a burst of load), and choosing by
+    them kept a run on the slower setting for hundreds of iterations.
     """
 
     def __init__(self, candidates: Sequence[int], first_interval: int = FIRST_PROBE_INTERVAL) -> None:
@@ -46,39 +52,49 @@ class ThreadChooser:
         self.first_interval = first_interval
         self.interval = first_interval
         self.since_probe = 0
-        self.current = self.candidates[0]
+        self.resident = self.candidates[0]
+        """The setting used between probes."""
+        self.current = self.resident
         self.probing: int | None = None
-        self.best_before_probe: float | None = None
         self.history: list[int] = []
         """The thread count of every recorded iteration, in order."""
 
-    def best(self) -> int:
-        measured = [c for c in self.candidates if self.times[c]]
-        return min(measured, key=lambda c: (statistics.median(self.times[c]), -c))
+    def _median(self, count: int) -> float:
+        return statistics.median(self.times[count])
 
     def record(self, seconds: float) -> int:
         """The learning seconds of an iteration run with `current` threads; returns the next iteration's count."""
         self.history.append(self.current)
         ran = self.current
-        self.times[ran].append(float(seconds))
+        if self.probing is not None:
+            won = float(seconds) < self._median(self.resident)
+            self.times[ran].clear()  # the probe's time is this setting's only current evidence
+            self.times[ran].append(float(seconds))
+            if won:
+                self.resident = ran
+            self.interval = self.first_interval if won else min(self.interval * 2, MAX_PROBE_INTERVAL)
+            self.probing = None
+        else:
+            self.times[ran].append(float(seconds))
         untried = [c for c in self.candidates if not self.times[c]]
         if untried:
             self.current = untried[0]
             return self.current
-        if self.probing is not None:
-            won = self.best_before_probe is not None and seconds < self.best_before_probe
-            self.interval = self.first_interval if won else min(self.interval * 2, MAX_PROBE_INTERVAL)
-            self.probing = self.best_before_probe = None
-        best = self.best()
+        if len(self.history) == len(self.candidates):  # each tried once: the fastest starts as resident
+            self.resident = min(self.candidates, key=lambda c: (self._median(c), -c))
         self.since_probe += 1
-        if self.since_probe >= self.interval and len(self.candidates) > 1:
-            others = [c for c in self.candidates if c != best]
+        others = [c for c in self.candidates if c != self.resident]
+        resident_median = self._median(self.resident)
+        overtaken = [c for c in others if min(self.times[c]) < resident_median]
+        if others and len(self.times[self.resident]) >= 3 and overtaken:
+            self.probing = min(overtaken, key=lambda c: min(self.times[c]))
+        elif others and self.since_probe >= self.interval:
             self.probing = max(others, key=lambda c: len(self.history) - _last_index(self.history, c))  # least recent
-            self.best_before_probe = statistics.median(self.times[best])
+        if self.probing is not None:
             self.since_probe = 0
             self.current = self.probing
         else:
-            self.current = best
+            self.current = self.resident
         return self.current
 
 

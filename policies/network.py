@@ -21,8 +21,9 @@ Why these choices:
   (`DEP_FORBIDS`): after choosing logit `l`, row `l` lists what it forbids.
 * **One batched computation for teacher forcing.** The PPO loss evaluates given actions, so all 12
   heads are computed at once with `einsum` over stacked per-head weights; sampling has to go head by
-  head. Both paths share the per-head weights and the masking code, so the log-probability recorded at
-  sampling time equals the one the loss recomputes (tested to 1e-5).
+  head. Both paths share the per-head weights and the masking rules, so the log-probability recorded at
+  sampling time equals the one the loss recomputes (tested to 1e-5): `sample_from_features` recomputes it
+  by the loss's own pass, `sample_with_logp` (the training sampler's) reads it off each head as it samples.
 * **Normalisation lives in buffers.** Running mean and variance of the actor input, the critic input
   and the one-hot head context are module buffers, so a checkpoint or a model file carries them and an
   exported policy normalises exactly as in training. They change only through `update_normalizers`,
@@ -45,7 +46,10 @@ from envs.nh.contract import DEP_FORBIDS, HEAD_OFFSETS, HEAD_SIZES, MAX_HEAD_SIZ
 from policies.network_config import NetworkConfig
 
 MASKED_LOGIT = -1.0e9
-"""Logit given to illegal values: finite (so 0 · log p stays 0 in the entropy) and far below any real one."""
+"""Logit given to illegal values: finite (so 0 · log p stays 0 in the entropy) and far below any real one. When a
+head has nothing legal, every entry is this value and the Gumbel perturbation (within [−16.7, 3.2] for uniforms
+in [0, 1)) is below half of float32's spacing at 1e9 (64), so the argmax is the first entry: value 0, as §14.2
+forces, with no correction step in the sampling loop (tested)."""
 UNIFORM_EPS = 1e-10
 """Uniform noise is clamped into [eps, 1 − eps] before the Gumbel transform, so log(0) never happens."""
 
@@ -133,8 +137,8 @@ def _static_tables() -> dict[str, Tensor]:
         "prefix": torch.from_numpy(prefix),
         "dep_forbids": torch.from_numpy(DEP_FORBIDS.astype(np.float32)),
         "head_offsets": torch.tensor(HEAD_OFFSETS, dtype=torch.long),
-        # keep_after[k]: the padded (12, MAX) values still allowed once flat logit k is chosen (§14.2 forbids)
-        "keep_after": torch.from_numpy(~np.pad(DEP_FORBIDS, ((0, 0), (0, 1)))[:, pad_index]),
+        # forbid_after[k]: the padded (12, MAX) values struck out once flat logit k is chosen (§14.2 forbids)
+        "forbid_after": torch.from_numpy(np.pad(DEP_FORBIDS, ((0, 0), (0, 1)))[:, pad_index]),
     }
 
 
@@ -159,6 +163,7 @@ class NHPolicyNetwork(nn.Module):
         self.num_logits = NUM_LOGITS
         self.head_hidden = int(cfg.head_hidden)
         self.masked_logit = MASKED_LOGIT  # TorchScript reads module attributes, not module globals
+        self.head_offset_list: list[int] = [int(o) for o in HEAD_OFFSETS]  # plain ints: no tensor op per head
         self.uniform_eps = UNIFORM_EPS
         for name, table in _static_tables().items():
             self.register_buffer(name, table, persistent=False)
@@ -294,7 +299,7 @@ class NHPolicyNetwork(nn.Module):
             the very computation the PPO loss repeats, so they agree with it exactly.
         """
         head_trunk = self._head_trunk(features)
-        actions = self._sample_heads(head_trunk, env_mask, deterministic, noise)
+        actions = self._sample_heads(head_trunk, env_mask, deterministic, noise, False)[0]
         per_head, entropy = self._evaluate(head_trunk, env_mask, actions)
         return actions, per_head.sum(-1), entropy
 
@@ -304,45 +309,63 @@ class NHPolicyNetwork(nn.Module):
     ) -> Tensor:
         """The actions `sample_from_features` takes (the same draws from the same noise or random stream), without
         the log-probability pass over all heads: for a player that only acts, such as a frozen opponent."""
-        return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise)
+        return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise, False)[0]
 
-    def _sample_heads(self, head_trunk: Tensor, env_mask: Tensor, deterministic: bool, noise: Tensor | None) -> Tensor:
+    @torch.jit.export
+    def sample_with_logp(
+        self, features: Tensor, env_mask: Tensor, deterministic: bool = False, noise: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """The actions `sample_from_features` takes and their log-probability (B,), read off each head as it is
+        sampled instead of by a second, teacher-forced pass over all heads: what a learner's sampler records, at
+        about two thirds of the cost. The same function of the same logits and masks as the loss's evaluation,
+        computed in another order, so the two agree to float rounding (~1e-6), not bit for bit."""
+        return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise, True)
+
+    def _sample_heads(
+        self, head_trunk: Tensor, env_mask: Tensor, deterministic: bool, noise: Tensor | None, with_logp: bool
+    ) -> tuple[Tensor, Tensor]:
         """The head-by-head loop. It runs once per tick per policy with a few rows, so its cost is the number of
         small tensor operations per head, not arithmetic: everything that does not depend on earlier heads is
-        computed once before the loop (the Gumbel perturbation of every head, the legal values the env mask
-        allows), and the values a choice forbids are struck out of that padded (B, 12, MAX) table with one
-        precomputed row per flat logit (`_keep_after`), so a head reads its legal values as a plain slice."""
+        computed once before the loop (the Gumbel perturbation of every head, the values the env mask rules out,
+        each head's slices of the weights), a head's two products each take one `addmm` with the bias or the
+        trunk part folded in, and the values a choice forbids are struck out of the padded (B, 12, MAX) table
+        with one precomputed row per flat logit (`forbid_after`), so a head reads its illegal values as a slice."""
         b = head_trunk.shape[0]
         device = head_trunk.device
         base, context_weights = self._context_tables()
-        trunk = head_trunk + base
+        trunks = (head_trunk + base).unbind(1)
+        context_rows = context_weights.unbind(0)
+        out_weights = self.head_out_weight.unbind(0)
+        out_biases = self.head_out_bias.unbind(0)
         onehot = torch.zeros(b, self.num_logits, device=device)
-        allowed = (self._pad(env_mask) > 0.5) & self.valid
-        gumbel = torch.zeros(0)
+        illegal = (self._pad(env_mask) < 0.5) | ~self.valid
+        gumbels: list[Tensor] = []
         if not deterministic:
             if noise is None:
                 noise = torch.rand(b, self.num_heads, self.max_head_size, device=device)
-            gumbel = torch.log(-torch.log(noise.clamp(self.uniform_eps, 1.0 - self.uniform_eps)))
+            gumbels = torch.log(-torch.log(noise.clamp(self.uniform_eps, 1.0 - self.uniform_eps))).unbind(1)
         choices: list[Tensor] = []
+        logp = torch.zeros(b, device=device)
         for h in range(self.num_heads):
-            pre = trunk[:, h]
+            pre = trunks[h]
             if h > 0:
-                pre = pre + onehot @ context_weights[h]
+                pre = torch.addmm(pre, onehot, context_rows[h])
             if self.head_hidden > 0:
-                logits = self.head_activation(pre) @ self.head_out_weight[h] + self.head_out_bias[h]
+                logits = torch.addmm(out_biases[h], self.head_activation(pre), out_weights[h])
             else:
-                logits = pre + self.head_out_bias[h]
-            legal = allowed[:, h]  # a view: only head h reads this row, so the fix below may write into it
-            legal[:, 0] |= ~legal.any(dim=-1)  # nothing legal forces value 0 (§14.2)
-            masked = logits.masked_fill(~legal, self.masked_logit)
-            if not deterministic:
-                masked = masked - gumbel[:, h]
-            choice = masked.argmax(dim=-1)
+                logits = pre + out_biases[h]
+            blocked = illegal[:, h]  # a view: only head h reads this row, so the fix below may write into it
+            if with_logp:  # nothing legal forces value 0 (§14.2); the choice needs no fix (MASKED_LOGIT)
+                blocked[:, 0] = blocked[:, 0] & ~blocked.all(dim=-1)  # not `&=`: TorchScript drops that silently
+            masked = logits.masked_fill(blocked, self.masked_logit)
+            choice = masked.argmax(dim=-1) if deterministic else (masked - gumbels[h]).argmax(dim=-1)
             choices.append(choice)
-            flat = choice + self.head_offsets[h]
+            if with_logp:  # as `_head_log_probs`: the softmax over the masked logits (float32 here)
+                logp = logp + torch.log_softmax(masked, dim=-1).gather(1, choice.unsqueeze(1)).squeeze(1)
+            flat = choice + self.head_offset_list[h]
             onehot.scatter_(1, flat.unsqueeze(1), 1.0)
-            allowed &= self.keep_after[flat]
-        return torch.stack(choices, dim=1)
+            illegal = illegal | self.forbid_after[flat]
+        return torch.stack(choices, dim=1), logp
 
     @torch.jit.export
     def evaluate_from_features(self, features: Tensor, env_mask: Tensor, actions: Tensor) -> tuple[Tensor, Tensor]:

@@ -9,9 +9,9 @@ How it fits RLlib's PPO without changing the algorithm:
 * `NHTorchModel.forward` runs the actor trunk and returns ``[features, env_mask]`` as the "distribution
   inputs"; `value_function` runs the critic on the full-state input (`critic` key of the observation,
   spec §15.3, or the actor observation when the environment provides none).
-* `NHActionDistribution` samples the 12 heads autoregressively through the model's network, and its
-  `logp(actions)` is the network's teacher-forced evaluation: the very computation that produced the
-  sampling-time log-probability, so PPO's ratio starts at exactly 1.
+* `NHActionDistribution` samples the 12 heads autoregressively through the model's network, recording each
+  head's log-probability as it samples, and its `logp(actions)` is the network's teacher-forced evaluation of
+  the same masked softmax, so PPO's ratio starts at 1 to float rounding (~1e-6; tested to 1e-5).
 * Normalisation statistics change only between training iterations (`NormalizerCallbacks`): rollout
   workers accumulate the moments of what they sampled, and after each iteration's update the driver
   merges them into the learner's network and pushes the weights (buffers included) back out. A batch is
@@ -177,7 +177,9 @@ class NHTorchModel(TorchModelV2, nn.Module):
         sampler calls it once per policy per tick. This is the same computation (the same random draws,
         hence the same actions) on the TorchScript twin: ``actions`` always; for a `trainable` policy also the
         columns PPO's batch needs (``action_logp``, ``vf_preds``, ``action_dist_inputs``). For a frozen opponent
-        neither its critic nor the log-probability pass is run.
+        neither its critic nor the log-probability pass is run. A trainable policy's log-probability is read off the
+        heads as they are sampled (`NHPolicyNetwork.sample_with_logp`): the loss's teacher-forced value to float
+        rounding, without a second pass over the 12 heads.
         """
         with torch.no_grad():
             obs = restore_original_dimensions(torch.from_numpy(flat_obs), self.obs_space, "torch")
@@ -187,7 +189,7 @@ class NHTorchModel(TorchModelV2, nn.Module):
             features = net.features(actor_in)
             if not trainable:
                 return {SampleBatch.ACTIONS: net.sample_actions(features, mask, not explore, None).numpy()}
-            actions, logp, _ = net.sample_from_features(features, mask, not explore, None)
+            actions, logp = net.sample_with_logp(features, mask, not explore, None)
             critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
             value = net.value(critic_in, features if self.net.share_trunk else None)
             return {
@@ -322,13 +324,13 @@ class NHActionDistribution(TorchDistributionWrapper):
         return self.net
 
     def sample(self) -> Tensor:
-        actions, logp, _ = self._sampler().sample_from_features(self.features, self.mask, False, None)
+        actions, logp = self._sampler().sample_with_logp(self.features, self.mask, False, None)
         self.last_sample = actions
         self._sample_logp = logp
         return actions
 
     def deterministic_sample(self) -> Tensor:
-        actions, logp, _ = self._sampler().sample_from_features(self.features, self.mask, True, None)
+        actions, logp = self._sampler().sample_with_logp(self.features, self.mask, True, None)
         self.last_sample = actions
         self._sample_logp = logp
         return actions

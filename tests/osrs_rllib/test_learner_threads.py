@@ -43,6 +43,28 @@ def test_busy_machine_falls_back_to_one_thread_and_returns_when_it_is_idle_again
     assert Counter(idle[-200:])[2] >= 195  # a probe found two threads faster again, and they stayed
 
 
+def test_bursts_of_load_do_not_keep_a_run_on_the_slower_count() -> None:
+    """A real 20-minute run's learning times (two threads 0.5-0.55 s, one thread 0.7-0.8 s an iteration): two slow
+    iterations of two threads in a row, then the next try of two threads slow again, kept the run on one thread for
+    260 of its 540 iterations, because the choice read those stale times. Bursts still cost a probe or two, but
+    the run is back on two threads within a few probe intervals and stays there."""
+    chooser = ThreadChooser([1, 2], first_interval=16)
+    slow = {(2, 233): 1.82, (2, 234): 1.04}  # a neighbour's burst while on two threads
+    used = []
+    tries_of_two = 0
+    for i in range(1, 541):
+        threads = chooser.current
+        used.append(threads)
+        seconds = {2: 0.54, 1: 0.78}[threads]
+        if threads == 2 and i > 234 and used[-2] == 1:
+            tries_of_two += 1
+            if tries_of_two == 1:
+                seconds = 1.99  # the first try of two threads after the burst hits another one
+        chooser.record(slow.get((threads, i), seconds))
+    assert Counter(used[300:])[2] >= 230  # at least 96 % of the last 240 iterations on two threads
+    assert Counter(used)[2] >= 500
+
+
 def test_the_count_is_set_in_torch_and_a_fixed_count_stays() -> None:
     before = torch.get_num_threads()
     try:

@@ -165,6 +165,64 @@ def test_actions_only_sampling_takes_the_same_actions_eager_and_scripted(net: NH
     assert torch.equal(drawn, again)  # the same random stream either way
 
 
+def test_sampling_with_logp_takes_the_same_actions_and_the_teacher_forced_logp(net: NHPolicyNetwork) -> None:
+    """`sample_with_logp` (what a learner's sampler records) reads each head's log-probability as it samples: the same
+    draws as `sample_from_features`, and the loss's teacher-forced log-probability to float rounding, eager and
+    scripted, on peaked heads and moved context statistics (where the two computations' orders differ most)."""
+    rng = np.random.default_rng(8)
+    peaked = NHPolicyNetwork(OBS_SIZE, CRITIC_SIZE, NetworkConfig())
+    with torch.no_grad():
+        peaked.head_out_weight.mul_(300.0)  # near-deterministic heads: log-probabilities far from uniform
+        peaked.context_norm.update(torch.as_tensor(rng.integers(0, 2, (256, NUM_LOGITS)), dtype=torch.float32))
+    obs = torch.as_tensor(rng.normal(0, 1, (256, OBS_SIZE)), dtype=torch.float32)
+    masks = random_masks(rng, 256)
+    noise = torch.rand(256, NUM_HEADS, MAX_HEAD_SIZE)
+    for model in (net, peaked):
+        scripted = torch.jit.script(model)
+        with torch.no_grad():
+            features = model.features(obs)
+            for deterministic in (True, False):
+                full, full_logp, _ = model.sample_from_features(features, masks, deterministic, noise)
+                assert full_logp.min() < -1.0  # not all near zero: the check below has something to compare
+                for twin in (model, scripted):
+                    actions, logp = twin.sample_with_logp(features, masks, deterministic, noise)
+                    assert torch.equal(actions, full)
+                    forced, _ = model.evaluate_from_features(features, masks, actions)
+                    assert torch.allclose(logp, forced.sum(-1), atol=1e-5)
+            torch.manual_seed(4)
+            drawn, _ = model.sample_with_logp(features, masks, False, None)
+            torch.manual_seed(4)
+            again, _, _ = model.sample_from_features(features, masks, False, None)
+        assert torch.equal(drawn, again)  # the same random stream
+
+
+def test_a_head_with_nothing_legal_samples_value_0_at_the_extremes_of_the_noise(net: NHPolicyNetwork) -> None:
+    """The sampling loop has no correction step for a head with nothing legal: every entry is MASKED_LOGIT and no
+    Gumbel perturbation moves it (float32's spacing there is 64). Pinned at the noise's extremes, eager and
+    scripted, with and without the log-probability."""
+    rng = np.random.default_rng(12)
+    obs = torch.as_tensor(rng.normal(0, 1, (6, OBS_SIZE)), dtype=torch.float32)
+    masks = torch.ones(6, NUM_LOGITS)
+    emptied = [h for h in range(NUM_HEADS) if h % 2 == 1]
+    for h in emptied:
+        masks[:, HEAD_OFFSETS[h] : HEAD_OFFSETS[h] + HEAD_SIZES[h]] = 0.0
+    top = float(np.nextafter(np.float32(1.0), np.float32(0.0)))  # the largest uniform below 1
+    scripted = torch.jit.script(net)
+    with torch.no_grad():
+        features = net.features(obs)
+        for fill in (0.0, top):
+            noise = torch.full((6, NUM_HEADS, MAX_HEAD_SIZE), fill)
+            noise[::2, :, 1:] = top - fill  # other entries at the opposite extreme in half the rows
+            for model in (net, scripted):
+                actions = model.sample_actions(features, masks, False, noise)
+                with_logp, logp = model.sample_with_logp(features, masks, False, noise)
+                assert torch.equal(actions, with_logp)
+                assert (actions[:, emptied] == 0).all()
+                forced, _ = net.evaluate_from_features(features, masks, actions)
+                assert torch.allclose(logp, forced.sum(-1), atol=1e-5)
+                assert (forced[:, emptied] == 0).all()  # the forced value has probability 1
+
+
 def test_sampling_follows_the_distribution() -> None:
     """Gumbel-max draws match the softmax probabilities (chi-square-free check with a generous tolerance)."""
     torch.manual_seed(11)

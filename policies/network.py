@@ -338,7 +338,7 @@ class NHPolicyNetwork(nn.Module):
         out_weights = self.head_out_weight.unbind(0)
         out_biases = self.head_out_bias.unbind(0)
         onehot = torch.zeros(b, self.num_logits, device=device)
-        illegal = (self._pad(env_mask) < 0.5) | ~self.valid
+        illegal = ~((self._pad(env_mask) > 0.5) & self.valid)  # the complement of `_legal`'s env-mask test
         gumbels: list[Tensor] = []
         if not deterministic:
             if noise is None:

@@ -317,8 +317,9 @@ class NHPolicyNetwork(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         """The actions `sample_from_features` takes and their log-probability (B,), read off each head as it is
         sampled instead of by a second, teacher-forced pass over all heads: what a learner's sampler records, at
-        about two thirds of the cost. The same function of the same logits and masks as the loss's evaluation,
-        computed in another order, so the two agree to float rounding (~1e-6), not bit for bit."""
+        about three quarters of the cost (a 64-row call: 0.96 ms against 1.12-1.28 ms). The same function of the
+        same logits and masks as the loss's evaluation, computed in another order, so the two agree to float
+        rounding (~1e-6), not bit for bit."""
         return self._sample_heads(self._head_trunk(features), env_mask, deterministic, noise, True)
 
     def _sample_heads(

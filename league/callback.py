@@ -5,8 +5,8 @@
 1. **Collect** the finished games from every environment (`pop_league_results`) and record them.
 2. **Decide**: `League.on_iteration` returns snapshot / reset / evict events, applied in order. A snapshot
    copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors)
-   into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights into an
-   exploiter and clears its optimiser state. An eviction leaves the file: the last checkpoint's league may
+   into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights (or fresh,
+   newly initialised ones: `fresh_model_state`) into an exploiter and clears its optimiser state. An eviction leaves the file: the last checkpoint's league may
    still name the snapshot, and a run resumed from it loads those weights; the trainer deletes the files no
    kept checkpoint and no live player names once a new checkpoint is complete (`prune_store`).
 3. **Plan** the next iteration: a fixed number of *opponent slots* (non-trainable policies
@@ -41,12 +41,25 @@ import numpy as np
 
 from common.atomic_files import atomic_path
 from league.events import EvictEvent, ResetEvent, SnapshotEvent
+from league.exploiters import FRESH
 from league.league import League
 from league.players import MAIN, player_kind
 
 logger = logging.getLogger(__name__)
 
 SLOT_PREFIX = "league_slot_"
+
+
+def fresh_model_state(model: Any, seed: int) -> dict[str, Any]:
+    """The state dict of a newly built twin of an RLlib `ModelV2` (its class, spaces and config): the weights
+    a learner starts a run with, drawn under `seed` without touching torch's global generator, so that a fresh
+    reset is reproducible and does not shift the draws of anything else in the process."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        twin = type(model)(model.obs_space, model.action_space, model.num_outputs, model.model_config, model.name)
+    return twin.state_dict()
 
 
 def slot_policy_id(i: int) -> str:
@@ -222,7 +235,12 @@ class LeagueRunner:
                 # (`convert_to_torch_tensor`), so main's running normalisers (float64 mean and var) reached the
                 # exploiter rounded (relative 4e-8 in obs_norm.mean, measured). The state dict copies them exactly;
                 # `load_state_dict` copies values, so the two learners share no tensor.
-                target.model.load_state_dict(algorithm.get_policy(event.to).model.state_dict())
+                if event.to == FRESH:
+                    resets = self.league.exploiters[event.player_id].resets
+                    state = fresh_model_state(target.model, seed=self.seed * 1_000_003 + resets)
+                else:
+                    state = algorithm.get_policy(event.to).model.state_dict()
+                target.model.load_state_dict(state)
                 # RLlib's torch policies keep their Adam optimisers in the private `_optimizers` (no public
                 # accessor); read without a default so that a rename fails here instead of keeping the old
                 # Adam moments, and tests/osrs_rllib/test_framework_internals.py pins the attribute.

@@ -32,6 +32,7 @@ from common.validation import (
     one_of,
     positive_count_or_null,
 )
+from league.exploiters import RESET_TARGETS
 from league.players import SCRIPTED_PREFIX, TARGET_PREFIX
 from league.sampling import CURRENT_MAIN, OPPONENT_KINDS, PFSP, PFSP_WEIGHTINGS, PRIORITIZED, SELF_PLAY
 
@@ -113,7 +114,11 @@ class LeagueConfig:
     equally, main's own games were 30 % of a three-learner run's env steps (docs/league.md), so main met its mix
     (the scripted rungs, its past selves) far less than in a one-learner run of the same length."""
     league_exploiter_reset_probability: Probability = 0.25
-    """Chance that a league exploiter is reset to main's weights after a checkpoint (main exploiters: always)."""
+    """Chance that a league exploiter is reset after a checkpoint (main exploiters: always)."""
+    exploiter_reset_to: Annotated[str, choice(RESET_TARGETS)] = "main"
+    """What a reset exploiter starts again from: ``main``, a copy of main's current weights (it begins where main
+    is and looks for the nearest weakness), or ``fresh``, newly initialised weights (a seeded draw per reset, the
+    observation normaliser's statistics included), the learner `osrs-rllib exploit` measures with."""
     elo_k: PositiveNumber = 32.0
     """Elo K factor."""
     elo_start: Number = 1500.0

@@ -26,7 +26,7 @@ import numpy as np
 from league.config import LeagueConfig
 from league.events import EvictEvent, LeagueEvent, ResetEvent, SnapshotEvent
 from league.exploiters import (
-    RESET_TARGET,
+    FRESH,
     ExploiterRole,
     ExploiterState,
     checkpoint_reason,
@@ -385,7 +385,7 @@ class League:
 
         Returns:
             Main's `SnapshotEvent` every ``snapshot_interval`` iterations; for each exploiter that earned it, a
-            `SnapshotEvent` followed by a `ResetEvent` (to ``main``) when it is reset; `EvictEvent`s right
+            `SnapshotEvent` followed by a `ResetEvent` (to ``exploiter_reset_to``) when it is reset; `EvictEvent`s right
             after the snapshot that pushed the pool over ``max_snapshots``.
         """
         self.iteration = int(iteration)
@@ -413,11 +413,16 @@ class League:
         return events
 
     def _reset_exploiter(self, state: ExploiterState, reason: str) -> ResetEvent:
-        """Reset to main's weights: its old results no longer describe it, so they are dropped."""
+        """Reset (``exploiter_reset_to``): its old results no longer describe it, so they are dropped, and it is
+        rated where its new weights start: main's rating for a copy of main, a new player's for fresh weights."""
         state.resets += 1
+        to = self.config.exploiter_reset_to
         self.payoff.remove_player(state.player_id)
-        self.ratings.copy_rating(RESET_TARGET, state.player_id)
-        return ResetEvent(state.player_id, RESET_TARGET, reason)
+        if to == FRESH:
+            self.ratings.remove(state.player_id)  # rated again from elo_start, as a new player
+        else:
+            self.ratings.copy_rating(to, state.player_id)
+        return ResetEvent(state.player_id, to, reason)
 
     # -----------------------------------------------------------------------------------------------------
     # Metrics

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from league.callback import LeagueRunner, weights_checksum
+from league.callback import LeagueRunner, fresh_model_state, weights_checksum
 from league.events import ResetEvent
 from osrs_rllib.config import load_config
 from osrs_rllib.train import build_algorithm_config, fixed_policies, make_league, register_everything
@@ -104,6 +104,33 @@ def test_a_reset_copies_main_s_current_weights_into_the_exploiter_everywhere(exp
     algo.train()
     main_now = weights_checksum(algo.get_policy("main").get_weights())
     assert main_now != main_before and weights_checksum(exploiter.get_weights()) not in (main_before, main_now)
+
+
+def test_a_fresh_reset_gives_the_exploiter_new_seeded_weights_everywhere(exploiter_algo: Any) -> None:
+    """``exploiter_reset_to: fresh``: the exploiter starts again from a newly built network (its observation
+    normaliser too), the same one for the same seed and reset count, on the learner and every env runner."""
+    runner, algo = exploiter_algo
+    algo.train()
+    exploiter = algo.get_policy(EXPLOITER)
+    main_before = weights_checksum(algo.get_policy("main").get_weights())
+    trained = weights_checksum(exploiter.get_weights())
+    resets = runner.league.exploiters[EXPLOITER].resets
+    expected = fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets)
+    assert weights_checksum({k: v.numpy() for k, v in expected.items()}) == weights_checksum(
+        {k: v.numpy() for k, v in fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets).items()}
+    )
+    runner.apply(algo, [ResetEvent(EXPLOITER, "fresh", "test")])
+    now = exploiter.model.state_dict()
+    assert all(np.array_equal(now[k].numpy(), v.numpy()) for k, v in expected.items())
+    assert weights_checksum(exploiter.get_weights()) not in (trained, main_before)
+    assert weights_checksum(algo.get_policy("main").get_weights()) == main_before  # main untouched
+    norm_counts = [v for k, v in now.items() if k.endswith("count")]
+    assert norm_counts and all(float(v.sum()) == 0.0 for v in norm_counts)  # the normaliser starts empty too
+    assert not any(opt.state for opt in exploiter._optimizers)
+    local, remote = _checksums(algo, EXPLOITER)
+    assert local == remote
+    other_seed = fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets + 1)
+    assert not all(np.array_equal(other_seed[k].numpy(), v.numpy()) for k, v in expected.items())
 
 
 def test_head_entropy_weights_reach_every_learner(exploiter_algo: Any) -> None:

@@ -6,9 +6,10 @@
 2. **Decide**: `League.on_iteration` returns snapshot / reset / evict events, applied in order. A snapshot
    copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors)
    into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights (or fresh,
-   newly initialised ones: `fresh_model_state`) into an exploiter and clears its optimiser state. An eviction leaves the file: the last checkpoint's league may
-   still name the snapshot, and a run resumed from it loads those weights; the trainer deletes the files no
-   kept checkpoint and no live player names once a new checkpoint is complete (`prune_store`).
+   newly initialised ones: `fresh_model_state`) into an exploiter and clears its optimiser state. An eviction
+   leaves the file: the last checkpoint's league may still name the snapshot, and a run resumed from it loads
+   those weights; the trainer deletes the files no kept checkpoint and no live player names once a new
+   checkpoint is complete (`prune_store`).
 3. **Plan** the next iteration: a fixed number of *opponent slots* (non-trainable policies
    ``league_slot_<i>``) receive the weights of snapshots drawn from the learners' opponent distributions,
    and every environment receives a `LeaguePlan`: per learner, the table of (seat-1 policy, opponent,

@@ -237,8 +237,7 @@ class LeagueRunner:
                 # exploiter rounded (relative 4e-8 in obs_norm.mean, measured). The state dict copies them exactly;
                 # `load_state_dict` copies values, so the two learners share no tensor.
                 if event.to == FRESH:
-                    resets = self.league.exploiters[event.player_id].resets
-                    state = fresh_model_state(target.model, seed=self.seed * 1_000_003 + resets)
+                    state = fresh_model_state(target.model, seed=self.fresh_seed(event.player_id))
                 else:
                     state = algorithm.get_policy(event.to).model.state_dict()
                 target.model.load_state_dict(state)
@@ -253,6 +252,14 @@ class LeagueRunner:
                 logger.info("league: evicted %s (its weights stay until no checkpoint names it)", event.snapshot_id)
         if touched:
             algorithm.env_runner_group.sync_weights(policies=touched)
+
+    def fresh_seed(self, exploiter: str) -> int:
+        """The seed of `exploiter`'s next fresh weights: one per (run seed, exploiter, reset count), so two
+        exploiters never draw the same network and a resumed run (the count is in the saved league) redraws
+        the same one."""
+        index = list(self.league.exploiters).index(exploiter)
+        resets = self.league.exploiters[exploiter].resets
+        return int(np.random.SeedSequence([self.seed, index, resets]).generate_state(1)[0])
 
     def _seat_policy(self, learner: str, opponent: str) -> str | None:
         if opponent == learner or opponent == MAIN or opponent in self.league.exploiters:

@@ -114,10 +114,10 @@ def test_a_fresh_reset_gives_the_exploiter_new_seeded_weights_everywhere(exploit
     exploiter = algo.get_policy(EXPLOITER)
     main_before = weights_checksum(algo.get_policy("main").get_weights())
     trained = weights_checksum(exploiter.get_weights())
-    resets = runner.league.exploiters[EXPLOITER].resets
-    expected = fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets)
+    seed = runner.fresh_seed(EXPLOITER)
+    expected = fresh_model_state(exploiter.model, seed=seed)
     assert weights_checksum({k: v.numpy() for k, v in expected.items()}) == weights_checksum(
-        {k: v.numpy() for k, v in fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets).items()}
+        {k: v.numpy() for k, v in fresh_model_state(exploiter.model, seed=seed).items()}
     )
     runner.apply(algo, [ResetEvent(EXPLOITER, "fresh", "test")])
     now = exploiter.model.state_dict()
@@ -129,7 +129,7 @@ def test_a_fresh_reset_gives_the_exploiter_new_seeded_weights_everywhere(exploit
     assert not any(opt.state for opt in exploiter._optimizers)
     local, remote = _checksums(algo, EXPLOITER)
     assert local == remote
-    other_seed = fresh_model_state(exploiter.model, seed=runner.seed * 1_000_003 + resets + 1)
+    other_seed = fresh_model_state(exploiter.model, seed=seed + 1)
     assert not all(np.array_equal(other_seed[k].numpy(), v.numpy()) for k, v in expected.items())
 
 

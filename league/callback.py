@@ -4,12 +4,12 @@
 
 1. **Collect** the finished games from every environment (`pop_league_results`) and record them.
 2. **Decide**: `League.on_iteration` returns snapshot / reset / evict events, applied in order. A snapshot
-   copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors)
-   into a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights (or fresh,
-   newly initialised ones: `fresh_model_state`) into an exploiter and clears its optimiser state. An eviction
-   leaves the file: the last checkpoint's league may still name the snapshot, and a run resumed from it loads
-   those weights; the trainer deletes the files no kept checkpoint and no live player names once a new
-   checkpoint is complete (`prune_store`).
+   copies the source policy's weights (``get_weights`` returns fresh numpy arrays, never the live tensors) into
+   a file under the experiment (``league/<snapshot id>.npz``); a reset copies main's weights (or fresh, newly
+   initialised ones, which the model builds itself: ``model.fresh_state(seed)``) into an exploiter and clears
+   its optimiser state. An eviction leaves the file: the last checkpoint's league may still name the snapshot,
+   and a run resumed from it loads those weights; the trainer deletes the files no kept checkpoint and no live
+   player names once a new checkpoint is complete (`prune_store`).
 3. **Plan** the next iteration: a fixed number of *opponent slots* (non-trainable policies
    ``league_slot_<i>``) receive the weights of snapshots drawn from the learners' opponent distributions,
    and every environment receives a `LeaguePlan`: per learner, the table of (seat-1 policy, opponent,
@@ -49,18 +49,6 @@ from league.players import MAIN, player_kind
 logger = logging.getLogger(__name__)
 
 SLOT_PREFIX = "league_slot_"
-
-
-def fresh_model_state(model: Any, seed: int) -> dict[str, Any]:
-    """The state dict of a newly built twin of an RLlib `ModelV2` (its class, spaces and config): the weights
-    a learner starts a run with, drawn under `seed` without touching torch's global generator, so that a fresh
-    reset is reproducible and does not shift the draws of anything else in the process."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        twin = type(model)(model.obs_space, model.action_space, model.num_outputs, model.model_config, model.name)
-    return twin.state_dict()
 
 
 def slot_policy_id(i: int) -> str:
@@ -237,7 +225,7 @@ class LeagueRunner:
                 # exploiter rounded (relative 4e-8 in obs_norm.mean, measured). The state dict copies them exactly;
                 # `load_state_dict` copies values, so the two learners share no tensor.
                 if event.to == FRESH:
-                    state = fresh_model_state(target.model, seed=self.fresh_seed(event.player_id))
+                    state = target.model.fresh_state(self.fresh_seed(event.player_id))
                 else:
                     state = algorithm.get_policy(event.to).model.state_dict()
                 target.model.load_state_dict(state)

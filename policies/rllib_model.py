@@ -149,6 +149,16 @@ class NHTorchModel(TorchModelV2, nn.Module):
         self._critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
         return torch.cat([features, obs[MASK_KEY].float()], dim=-1), state
 
+    def fresh_state(self, seed: int) -> dict[str, Tensor]:
+        """The state dict of a newly built twin of this model (same class, spaces and config): the weights and
+        empty observation normaliser a learner starts a run with. Drawn under `seed` inside a forked torch
+        generator, so a fresh exploiter reset is reproducible and moves no other draw in the process. The
+        league calls it by name (it knows no torch), which is why it lives on the model."""
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            twin = type(self)(self.obs_space, self.action_space, self.num_outputs, self.model_config, self.name)
+        return twin.state_dict()
+
     def inference_network(self) -> Any:
         """A TorchScript twin of the network for sampling without gradients (about 20 % faster per call).
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from league.callback import LeagueRunner, fresh_model_state, weights_checksum
+from league.callback import LeagueRunner, weights_checksum
 from league.events import ResetEvent
 from osrs_rllib.config import load_config
 from osrs_rllib.train import build_algorithm_config, fixed_policies, make_league, register_everything
@@ -115,9 +115,9 @@ def test_a_fresh_reset_gives_the_exploiter_new_seeded_weights_everywhere(exploit
     main_before = weights_checksum(algo.get_policy("main").get_weights())
     trained = weights_checksum(exploiter.get_weights())
     seed = runner.fresh_seed(EXPLOITER)
-    expected = fresh_model_state(exploiter.model, seed=seed)
+    expected = exploiter.model.fresh_state(seed)
     assert weights_checksum({k: v.numpy() for k, v in expected.items()}) == weights_checksum(
-        {k: v.numpy() for k, v in fresh_model_state(exploiter.model, seed=seed).items()}
+        {k: v.numpy() for k, v in exploiter.model.fresh_state(seed).items()}
     )
     runner.apply(algo, [ResetEvent(EXPLOITER, "fresh", "test")])
     now = exploiter.model.state_dict()
@@ -129,7 +129,7 @@ def test_a_fresh_reset_gives_the_exploiter_new_seeded_weights_everywhere(exploit
     assert not any(opt.state for opt in exploiter._optimizers)
     local, remote = _checksums(algo, EXPLOITER)
     assert local == remote
-    other_seed = fresh_model_state(exploiter.model, seed=seed + 1)
+    other_seed = exploiter.model.fresh_state(seed + 1)
     assert not all(np.array_equal(other_seed[k].numpy(), v.numpy()) for k, v in expected.items())
 
 

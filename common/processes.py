@@ -38,6 +38,21 @@ def start_cli_detached(command: str, argv: Sequence[str], log_path: Path) -> int
     return proc.pid
 
 
+def run_cli(command: str, argv: Sequence[str], log_path: Path) -> int:
+    """Run ``osrs-rllib COMMAND ARGV`` to its end, output appended to `log_path`; returns its exit code. In this
+    session, so that Ctrl-C stops the child as it stops its caller (the child checkpoints on the signal)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        return subprocess.run(
+            [sys.executable, "-m", "osrs_rllib.cli", command, *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            check=False,
+        ).returncode
+
+
 def pid_alive(pid: int | None) -> bool:
     """Whether process `pid` runs. A zombie (exited, not yet reaped) still answers signal 0, so on Linux
     ``/proc`` has the last word."""

@@ -399,6 +399,9 @@ class CheckpointConfig(_Section):
     """The evaluation opponent whose win rate (first mode, mean of the trained builds) picks the best checkpoint
     and ``best.nhmodel``; null = the first of `evaluation.opponents`. Pick the hardest opponent that still
     separates models: a saturated one (every model near 100 %) makes "best" a coin flip between checkpoints."""
+    milestone_env_steps: PositiveInt | None = None
+    """Keep main's model at the first checkpoint past every multiple of this many env steps (``models/milestones/``,
+    never deleted): the fixed points ``osrs-rllib exploit-curve`` measures exploitability at. null = none kept."""
 
 
 class StopConfig(_Section):

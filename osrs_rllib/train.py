@@ -40,6 +40,7 @@ from osrs_rllib.experiment import (
     kill_point,
     read_json,
 )
+from osrs_rllib.milestones import keep_milestone
 from osrs_rllib.opponent_mix import LEARNER_POLICY
 from osrs_rllib.ray_cluster import TrainingError, check_cluster_reachable, check_port_free, start_ray
 from osrs_rllib.rllib_config import (
@@ -561,7 +562,10 @@ class Trainer:
         copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
         if is_best:
             copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
-        self.echo(f"checkpoint {final.name}" + (f" (eval win rate {win_rate:.1%}, best)" if is_best else ""))
+        every = self.cfg.checkpoint.milestone_env_steps
+        milestone = keep_milestone(self.exp.models_dir, every, self.state.env_steps, final / MODEL_NAME)
+        best_note = f" (eval win rate {win_rate:.1%}, best)" if is_best else ""
+        self.echo(f"checkpoint {final.name}{best_note}" + (f"; milestone {milestone.name}" if milestone else ""))
 
     # -- logging -------------------------------------------------------------------------------------
     @accounted("logging")

@@ -19,6 +19,7 @@ import yaml
 from envs.nh.contract import CONTRACT_VERSION
 from osrs_rllib.analysis.policies import AnalysisError
 from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment, read_json
+from osrs_rllib.milestones import MILESTONES_DIR, milestones
 from policies.model_file import ModelFileError, read_model_meta
 
 LEAGUE_FILE = "league.json"
@@ -38,7 +39,8 @@ class ExperimentView:
             ``best``, ``contract_version``, ``contract_ok``, ``path`` (checkpoint directory), ``model``
             (its model file), and ``eval/<opponent>/<mode>/{win_rate,win_rate_low,win_rate_high}`` where
             the checkpoint's iteration was evaluated.
-        models: Model files by name (``latest``, ``best``).
+        models: Model files by name (``latest``, ``best``, and ``milestones/main-<env steps>`` for each milestone
+            the run kept: `checkpoint.milestone_env_steps`).
         league_snapshots: The league's frozen snapshots at the newest checkpoint (empty without a league).
         ratings: Elo and openskill ratings of the league's players at the newest checkpoint, best first.
         status: The latest figures of the run (``status.json``).
@@ -167,6 +169,7 @@ def open_experiment(path: str | os.PathLike[str]) -> ExperimentView:
                "contract_ok", "path", "model"]  # fmt: skip
     checkpoints = pd.DataFrame(rows, columns=None if rows else columns)
     models = {p.stem: p for p in sorted(exp.models_dir.glob("*.nhmodel"))} if exp.models_dir.is_dir() else {}
+    models |= {f"{MILESTONES_DIR}/{m.path.stem}": m.path for m in milestones(exp.models_dir)}
     snapshots, ratings = _league(exp)
     return ExperimentView(
         path=root,

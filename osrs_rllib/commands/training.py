@@ -1,7 +1,8 @@
-"""`osrs-rllib train` and `exploit`: the reinforcement-learning runs.
+"""`osrs-rllib train`, `exploit` and `exploit-curve`: the reinforcement-learning runs.
 
-Each turns its flags into the library's arguments and prints what it raises: `osrs_rllib.train_run.run_train`
-and `osrs_rllib.exploit.run_exploit` own the runs (create, resume, force, detach) and their messages.
+Each turns its flags into the library's arguments and prints what it raises: `osrs_rllib.train_run.run_train`,
+`osrs_rllib.exploit.run_exploit` and `osrs_rllib.exploit_curve.ExploitCurve` own the runs (create, resume, force,
+detach) and their messages.
 """
 
 from __future__ import annotations
@@ -124,7 +125,47 @@ def exploit(
     raise typer.Exit(code=code)
 
 
+def exploit_curve(
+    experiment: Annotated[Path, typer.Argument(help="A training run's directory, e.g. experiments/nh.")],
+    env_steps: Annotated[
+        int, typer.Option(min=1, help="Each point's budget: exploiter env steps (default 2M, half the standard).")
+    ] = 2_000_000,
+    final_fights: Annotated[int, typer.Option(min=1, help="Fights per build of each final evaluation.")] = 100,
+    config: Annotated[str, typer.Option(help="The exploiters' training config.")] = "configs/nh.yml",
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override key.path=value of the exploiters' config; repeatable.")
+    ] = None,
+    model_sampling: Annotated[
+        bool, typer.Option("--model-sampling", help="The milestones sample their actions instead of playing greedy.")
+    ] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Keep measuring new milestones until the training run has ended.")
+    ] = False,
+    poll_seconds: Annotated[float, typer.Option(min=1.0, help="With --follow: how often to look for one.")] = 30.0,
+) -> None:
+    """Exploitability over training: a short fresh exploit of every milestone model the run kept
+    (checkpoint.milestone_env_steps, models/milestones/), written to EXPERIMENT/exploit-curve.json and to
+    TensorBoard (robustness/fresh_exploit/*). Measured points are kept; an interrupted one resumes."""
+    from osrs_rllib.experiment import Experiment
+    from osrs_rllib.exploit_curve import CurveError, CurveSettings, ExploitCurve, format_curve
+
+    path = experiment.absolute()
+    settings = CurveSettings(env_steps, final_fights, config, model_sampling, tuple(set_ or []))
+    try:
+        curve = ExploitCurve(Experiment(path.parent, path.name), settings, echo=typer.echo)
+        if not curve.pending() and not curve.curve["points"] and not follow:
+            raise fail(
+                f"{path} has no milestone models (models/milestones/): train with checkpoint.milestone_env_steps "
+                "set (nh.yml keeps one every 5M env steps), or use --follow while the run reaches its first"
+            )
+        curve.measure_all(follow=follow, poll_s=poll_seconds)
+    except CurveError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(format_curve(curve.curve))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``train`` and ``exploit`` to the main command line."""
+    """Add ``train``, ``exploit`` and ``exploit-curve`` to the main command line."""
     app.command()(train)
     app.command()(exploit)
+    app.command("exploit-curve")(exploit_curve)

@@ -19,7 +19,7 @@ from osrs_rllib import analysis
 from osrs_rllib.analysis import AnalysisError, tables
 from osrs_rllib.analysis.fights import STYLES
 from osrs_rllib.experiment import MODEL_NAME, Experiment
-from policies.model_file import META_ENTRY, ModelFileError
+from policies.model_file import META_ENTRY, ModelFileError, read_model_meta
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "osrs_rllib.cli"]
@@ -40,8 +40,9 @@ def trained_smoke_experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(given, exp.dir, ignore=shutil.ignore_patterns("analysis"), dirs_exist_ok=True)
     if exp.read_run().get("state") != "finished":
         shutil.rmtree(root, ignore_errors=True)
+        milestone = ["--set", "checkpoint.milestone_env_steps=1000"]  # one milestone: iteration 2, 1,024 env steps
         proc = subprocess.run(
-            [*CLI, "train", "configs/smoke.yml", "--set", f"experiments_dir={root}"],
+            [*CLI, "train", "configs/smoke.yml", "--set", f"experiments_dir={root}", *milestone],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -76,7 +77,8 @@ def test_open_experiment_reads_checkpoints_models_and_league(smoke: Path) -> Non
     row = cps[cps.iteration == 2].iloc[0]
     assert row["eval/baseline/deterministic/win_rate_low"] <= row["eval/baseline/deterministic/win_rate"]
     assert row["eval/baseline/deterministic/win_rate"] == row["eval_win_rate"]
-    assert set(exp.models) == {"best", "latest"}
+    assert set(exp.models) == {"best", "latest", "milestones/main-1024"}
+    assert read_model_meta(exp.models["milestones/main-1024"])["metadata"]["iteration"] == 2
     assert exp.config["name"] == "smoke"
     assert "main" in set(exp.ratings["player"]) and exp.ratings["elo"].is_monotonic_decreasing
     assert exp.checkpoint("latest").name == "iter-000003" and exp.checkpoint("best").name == "iter-000002"

@@ -14,6 +14,7 @@ import pytest
 
 from osrs_rllib.config import load_config
 from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment
+from osrs_rllib.milestones import milestones
 from osrs_rllib.train_report import training_rules
 from policies.model_file import load_model_file
 
@@ -36,6 +37,15 @@ def scalar_steps(event_dir: Path, tag: str) -> list[int]:
         return []
 
 
+def scalar_values(event_dir: Path, tag: str) -> list[int]:
+    """A scalar's values in step order, as integers (``charts/env_steps`` per iteration)."""
+    from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
+
+    mux = EventMultiplexer({"run": str(event_dir)}, size_guidance={"scalars": 0})
+    mux.Reload()
+    return [int(e.value) for e in sorted(mux.Scalars("run", tag), key=lambda e: e.step)]
+
+
 def tensorboard_tags(event_dir: Path) -> set[str]:
     from tensorboard.backend.event_processing.event_multiplexer import EventMultiplexer
 
@@ -46,7 +56,15 @@ def tensorboard_tags(event_dir: Path) -> set[str]:
 
 def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     """Issue bar: checkpoints, exported model, TensorBoard with evaluation tags, a resume that continues."""
-    proc = run_cli("train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}")
+    every = 768  # a milestone at the first checkpoint past every 1.5 iterations' worth of env steps
+    proc = run_cli(
+        "train",
+        "configs/smoke.yml",
+        "--set",
+        f"experiments_dir={tmp_path}",
+        "--set",
+        f"checkpoint.milestone_env_steps={every}",
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     exp = Experiment(tmp_path, "smoke")
     kept = exp.checkpoints()
@@ -81,6 +99,20 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert scalar_steps(exp.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
     state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
     assert state["iteration"] == 5 and state["env_steps"] > 0
+
+    # Milestones: every checkpoint was kept as one when it was the first at or past a new multiple of `every`,
+    # across the resume too, each file main's model of that checkpoint (its metadata says which).
+    steps = scalar_values(exp.tensorboard_dir, "charts/env_steps")
+    expected, reached = [], 0
+    for env_steps in steps:
+        if env_steps // every > reached:
+            expected.append(env_steps)
+            reached = env_steps // every
+    kept_milestones = milestones(exp.models_dir)
+    assert [m.env_steps for m in kept_milestones] == expected and 2 <= len(expected) < len(steps)
+    for milestone in kept_milestones:
+        md = load_model_file(milestone.path).metadata
+        assert md["env_steps"] == milestone.env_steps and steps[md["iteration"] - 1] == milestone.env_steps
 
     # A checkpoint with only RLlib's files (no model file beside it) exports with the run's counters and config,
     # so the file still records the fight rules it trained by.

@@ -1,8 +1,8 @@
 """`osrs-rllib train`, `exploit` and `exploit-curve`: the reinforcement-learning runs.
 
 Each turns its flags into the library's arguments and prints what it raises: `osrs_rllib.train_run.run_train`,
-`osrs_rllib.exploit.run_exploit` and `osrs_rllib.exploit_curve.ExploitCurve` own the runs (create, resume, force,
-detach) and their messages.
+`osrs_rllib.exploit.run_exploit` and `osrs_rllib.exploit_curve.ExploitCurve` own the runs (create, resume, and for
+the first two force and detach) and their messages.
 """
 
 from __future__ import annotations

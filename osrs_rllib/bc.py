@@ -156,7 +156,7 @@ def init_network(
     if init is None:
         return network
     try:
-        model = load_model_file(init)
+        model = load_model_file(init).single("a warm start")
     except ModelFileError as exc:
         raise BCError(str(exc)) from None
     theirs = {"obs_size": model.obs_size, "critic_size": model.critic_size, **(model.meta.get("network") or {})}

@@ -20,6 +20,7 @@ from osrs_rllib.commands import (
     contract,
     fight,
     jobs,
+    mixture,
     outcome,
     play,
     rate,
@@ -34,7 +35,9 @@ exit_quietly_on_signals()  # a stop while a command loads exits 0, not killed by
 
 app = typer.Typer(no_args_is_help=True, help="Train, rate, analyse and serve OSRS NH PvP agents.")
 
-COMMAND_GROUPS = (version, fight, replay, contract, config, training, ship, jobs, rate, bc, serve, outcome, play)
+COMMAND_GROUPS = (
+    version, fight, replay, contract, config, training, mixture, ship, jobs, rate, bc, serve, outcome, play,
+)  # fmt: skip
 """Every command module, in the order ``--help`` lists its commands (groups of subcommands come last)."""
 
 for group in COMMAND_GROUPS:

@@ -43,14 +43,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    PlainValidator,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, PlainValidator, ValidationError, field_validator, model_validator
 
 from common.suggest import closest
 from common.validation import Invalid, one_of
@@ -61,7 +54,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
 from osrs_rllib.config_errors import ConfigError, config_error
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
-from osrs_rllib.config_options import InitConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config_options import InitConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_recipe import PhaseSpec, ShipConfig, check_phases, phase_key
 from osrs_rllib.config_types import (
     LOG_LEVELS,
@@ -466,6 +459,8 @@ class TrainConfig(_Section):
     """TensorBoard, terminal view, log level."""
     init: InitConfig = InitConfig()
     """A warm start from a model file (``train --init``); none by default."""
+    mixture: MixtureConfig = MixtureConfig()
+    """The per-fight mixture of main's late models written when the run ends (``models/mixture.nhmodel``)."""
     phases: list[PhaseSpec] = Field(default_factory=list)
     """A recipe's stages, trained in order by one ``osrs-rllib train`` (`osrs_rllib/config_recipe.py`); none: a
     single run."""

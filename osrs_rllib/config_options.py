@@ -1,18 +1,20 @@
 """The config sections of the training options that are off by default: a warm start from a model
-file, a novelty reward and observation noise for the learner. `osrs_rllib/warm_start.py` and
-`osrs_rllib/shaping.py` hold what they do; `osrs_rllib/config.py` puts them in `init` and `env`.
+file, a novelty reward and observation noise for the learner, and the per-fight mixture a run writes at its end.
+`osrs_rllib/warm_start.py`, `osrs_rllib/shaping.py` and `osrs_rllib/run_mixture.py` hold what they do;
+`osrs_rllib/config.py` puts them in `init`, `env` and `mixture`.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from osrs_rllib.config_types import NonNegativeStepSchedule, StepSchedule, _known_once, _Section
+from common.validation import Invalid
+from osrs_rllib.config_types import NonNegativeInt, NonNegativeStepSchedule, StepSchedule, _known_once, _Section
 from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, OBS_IDS
 
-__all__ = ["InitConfig", "NoveltyConfig", "ObservationNoiseConfig"]
+__all__ = ["InitConfig", "MixtureConfig", "NoveltyConfig", "ObservationNoiseConfig"]
 
 
 class NoveltyConfig(_Section):
@@ -61,3 +63,26 @@ class InitConfig(_Section):
     already predicts the §17 returns, and a random one would feed the first iterations noisy advantages that undo
     the warm policy; a cloned file's critic is its untrained initialisation, as good as a fresh one. Off when the
     rewards changed (other `env.reward_weights`): the old values would then mislead."""
+
+
+class MixtureConfig(_Section):
+    """The per-fight mixture a run writes when it ends, ``models/mixture.nhmodel`` (`osrs_rllib.run_mixture`):
+    main's late models, one drawn per fight, so that an exploiter must beat several policies at once. Off while
+    `members` is 0. The members are chosen from the run's models in this order, each kept only if it was taken in
+    the last part of the run (`from_fraction`) and is `min_gap_env_steps` from every member kept before it: the
+    latest model, the best (``best.nhmodel``), then the milestones (`checkpoint.milestone_env_steps`), newest first."""
+
+    members: NonNegativeInt = Field(0, le=16)
+    """Most members; 0 = no mixture. Fewer are written when fewer models pass the rule (never fewer than 2)."""
+    from_fraction: float = Field(0.5, ge=0.0, lt=1.0)
+    """A member is taken at or after this fraction of the run's env steps: the run's late models."""
+    min_gap_env_steps: NonNegativeInt = 1_000_000
+    """Least distance in env steps between two members: a model taken just before another plays nearly as it does
+    and adds nothing an exploiter has to learn anew."""
+
+    @field_validator("members")
+    @classmethod
+    def _not_one(cls, value: int) -> int:
+        if value == 1:
+            raise Invalid("1 member", "0 (no mixture) or at least 2: a mixture of one model is that model")
+        return value

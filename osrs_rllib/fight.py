@@ -56,6 +56,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, seat_seed
 from osrs_rllib.match import FightHooks, SeatedPlayer, SeatedSide, SideFactory, play_match
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
+from policies.mixture_draw import fight_member, fight_members
 from policies.torch_threads import torch_threads
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ policies seeded from the fight seed and the seat."""
 class ModelSide:
     """A model file (see `policies/model_file.py`) acting for every live fight in one forward pass; deterministic
     by default. Stochastic draws come from one generator per fight, seeded from (fight seed, seat), one torch
-    seed per tick, so a fight's actions do not depend on which other fights share its batch."""
+    seed per tick, so a fight's actions do not depend on which other fights share its batch. A per-fight mixture
+    plays each fight with the member its seed draws (`policies.mixture_draw.fight_member`)."""
 
     def __init__(self, path: str | Any, seat: int, deterministic: bool = True) -> None:
         """`path`: a model file's path, or an already loaded `ModelFile` (named ``model`` then)."""
@@ -91,7 +93,8 @@ class ModelSide:
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         noise = None if self.deterministic else self._noise.draw(seeds)
-        return self.model.act(obs, masks.astype(np.float32), self.deterministic, noise=noise)
+        members = fight_members(seeds, self.model.member_count) if self.model.member_count > 1 else None
+        return self.model.act(obs, masks.astype(np.float32), self.deterministic, noise=noise, members=members)
 
     def seat(self) -> Seat:
         return Seat(self, self.model.frame_stack)
@@ -246,6 +249,9 @@ class FightSummary:
     not_played: int = 0
     """Fights asked for but not played to their end because a stop was requested (`n` counts only those that
     ended; every figure is over them alone)."""
+    by_member: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    """When side A is a per-fight mixture (`policies.mixture`): the same per member (``m0``, ``m1``, …, the member
+    each fight's seed drew), so a mixture's figure shows which member carries or costs it; empty otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict of every field."""
@@ -255,6 +261,7 @@ class FightSummary:
         d["rules"] = None if self.rules is None else self.rules.to_dict()
         d["by_build"] = {k: dict(v) for k, v in self.by_build.items()}
         d["by_fight_type"] = {k: dict(v) for k, v in self.by_fight_type.items()}
+        d["by_member"] = {k: dict(v) for k, v in self.by_member.items()}
         return d
 
 
@@ -395,10 +402,26 @@ def run_fights(
                          [lengths[k] for k in ended], [splits[k] for k in ended],
                          (sum(dealt[k] for k in ended), sum(received[k] for k in ended)), m.rules,
                          model_sampling)  # fmt: skip
-    summary = dataclasses.replace(summary, not_played=n - len(ended))
+    summary = dataclasses.replace(summary, not_played=n - len(ended),
+                                  by_member=_by_member(players[side_a], [seed + k for k in ended],
+                                                       [outcomes[k] for k in ended]))  # fmt: skip
     logger.info("%s vs %s: %d-%d-%d (win rate %.3f)", a, b, summary.wins, summary.losses, summary.ties,
                 summary.win_rate)  # fmt: skip
     return summary
+
+
+def _by_member(player: Any, seeds: Sequence[int], outcomes: Sequence[Outcome | None]) -> dict[str, Any]:
+    """Side A's results per mixture member (the member each fight's seed drew); {} unless A is a mixture."""
+    from osrs_rllib.stratified_fights import Tally
+
+    model = getattr(player, "model", None)
+    count = model.member_count if model is not None else 1
+    if count < 2:
+        return {}
+    tallies = {f"m{i}": Tally() for i in range(count)}
+    for fight_seed, outcome in zip(seeds, outcomes, strict=True):
+        tallies[f"m{fight_member(fight_seed, count)}"].add(outcome)
+    return {name: t.to_dict() for name, t in tallies.items()}
 
 
 def _recording(record: str | os.PathLike[str], m: Matchup, players: Sequence[Any]) -> Any:

@@ -471,7 +471,7 @@ def train_winrate(
         raise OutcomeError(f"--fights {fights} is too few to split into training, validation and test; use >= 20")
     if seed < 0:
         raise OutcomeError(f"seed must be >= 0, got {seed}")
-    model = load_model_file(path)
+    model = load_model_file(path).single("a win-probability head")
     others = [e for e in model.extensions if e != WINRATE]
     if others:
         raise OutcomeError(f"{path} carries other extensions ({', '.join(others)}) that rewriting it would drop")

@@ -292,6 +292,7 @@ def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], comma
     import logging
 
     from common.stops import StopRequest
+    from osrs_rllib.run_mixture import MixtureHook
     from osrs_rllib.train import Trainer, TrainingError
     from osrs_rllib.warm_start import WarmStartError
 
@@ -316,7 +317,7 @@ def _run_phases(run: PhasedRun, resume: bool, echo: Callable[[str], None], comma
             logging.basicConfig(level=pcfg.logging.log_level,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
             mirror = StatusMirror(exp, f"{k + 1}/{len(cfg.phases)} {cfg.phases[k].name}")
-            hooks = [RunFacts(), mirror]
+            hooks = [RunFacts(), mirror, MixtureHook()]
             trainer = Trainer(pcfg, pexp, resume=again, echo=echo, command=shlex.split(command), hooks=hooks)
             try:
                 code = trainer.run()

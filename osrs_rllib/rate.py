@@ -40,6 +40,7 @@ from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, is_model_path
 from osrs_rllib.match import SideFactory, play_match
 from osrs_rllib.stratified_fights import spread
 from policies.fight_rules import FightRules, fight_rules_of, resolve_fight_rules
+from policies.mixture_draw import fight_members
 
 DEFAULT_PARALLEL = 32
 _TO_LEAGUE = {Outcome.WON: LeagueOutcome.WIN, Outcome.LOST: LeagueOutcome.LOSS, Outcome.TIED: LeagueOutcome.DRAW}
@@ -65,7 +66,8 @@ class ModelPlayer(Player):
         self.frame_stack = self.model.frame_stack
 
     def act(self, obs: np.ndarray, masks: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        return np.asarray(self.model.act(obs, masks.astype(np.float32), deterministic=True))
+        members = fight_members(seeds, self.model.member_count) if self.model.member_count > 1 else None
+        return np.asarray(self.model.act(obs, masks.astype(np.float32), deterministic=True, members=members))
 
 
 class LadderPlayer(Player):

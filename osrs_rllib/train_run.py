@@ -81,9 +81,11 @@ def run_train(
 
     logging.basicConfig(level=cfg.logging.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from osrs_rllib.phases import RecipeHook, command_line
+    from osrs_rllib.run_mixture import MixtureHook
     from osrs_rllib.trainer_parts import RunFacts
 
-    trainer = Trainer(cfg, exp, resume=resume, echo=echo, hooks=[RunFacts(), RecipeHook(config, command_line())])
+    hooks = [RunFacts(), RecipeHook(config, command_line()), MixtureHook()]
+    trainer = Trainer(cfg, exp, resume=resume, echo=echo, hooks=hooks)
     try:
         return trainer.run()
     except (TrainingError, ExperimentError, WarmStartError) as exc:

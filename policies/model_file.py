@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from common.atomic_files import atomic_path
@@ -38,6 +39,9 @@ from envs.nh.contract import CONTRACT_VERSION, MAX_HEAD_SIZE, NUM_HEADS, contrac
 
 MODEL_FORMAT = "osrs-rllib-model/1"
 """Version of the file layout itself; bump it when the meta keys or the scripted methods change."""
+MIXTURE_FORMAT = "osrs-rllib-mixture/1"
+"""A per-fight mixture of single models (`policies.mixture`): a format of its own, so that a reader that knows
+only single models refuses it rather than play it wrong."""
 META_ENTRY = "osrs_rllib_meta.json"
 CONTRACT_ENTRY = "osrs_rllib_contract.json"
 MODEL_SUFFIX = ".nhmodel"
@@ -87,6 +91,38 @@ class ModelFile:
         return dict(self.meta.get("metadata", {}))
 
     @property
+    def member_count(self) -> int:
+        """1 for a single model; a per-fight mixture's number of members (`policies.mixture`)."""
+        return len((self.meta.get("mixture") or {}).get("members") or []) or 1
+
+    def member(self, index: int) -> ModelFile:
+        """Member `index` of a mixture as a single model (its own network and metadata); a single model's only
+        member is itself. For tools that read one network (analysis, `outcome`, a warm start).
+
+        Raises:
+            IndexError: No such member.
+        """
+        if not 0 <= index < self.member_count:
+            raise IndexError(f"{self.path} has {self.member_count} member(s); there is no member {index}")
+        if self.member_count == 1:
+            return self
+        meta = self.meta["mixture"]["members"][index]
+        return ModelFile(self.path, getattr(self.module.members, str(index)), dict(meta), self.contract)
+
+    def single(self, use: str) -> ModelFile:
+        """This file, checked to hold one network, for `use` (what needs it, as a person would name it).
+
+        Raises:
+            ModelFileError: The file is a mixture; the message says how to pick a member.
+        """
+        if self.member_count > 1:
+            raise ModelFileError(
+                f"{self.path} is a per-fight mixture of {self.member_count} models; {use} needs a single model: "
+                "pick a member (ModelFile.member(i), or write one out with policies.mixture.write_member_file)"
+            )
+        return self
+
+    @property
     def extensions(self) -> list[str]:
         """Extensions the file declares and carries (``extension_<name>`` methods), e.g. ``["winrate"]``."""
         declared = self.meta.get("extensions") or []
@@ -124,11 +160,18 @@ class ModelFile:
         deterministic: bool = True,
         seed: int | None = None,
         noise: Any = None,
+        members: Any = None,
     ) -> Any:
         """Actions (B, 12) int64 as numpy for observations (B, obs_size) and masks (B, 45); 1-D inputs give 1-D.
 
         With `deterministic` every head takes its most probable legal value. Otherwise `noise` (uniforms of
         shape (B, 12, MAX_HEAD_SIZE)) or `seed` makes the draw reproducible; with neither, torch's global RNG is used.
+        A mixture (`member_count` > 1) needs `members`: the member playing each row (one index for all rows, or
+        (B,)), which a caller draws when a fight starts (`policies.mixture_draw.fight_member`); a single model
+        ignores it.
+
+        Raises:
+            ValueError: A mixture without `members`, or an index out of range.
         """
         obs_t = torch.as_tensor(obs, dtype=torch.float32)
         mask_t = torch.as_tensor(mask, dtype=torch.float32)
@@ -145,9 +188,29 @@ class ModelFile:
                 gen = torch.Generator().manual_seed(int(seed))
                 noise_t = torch.rand(obs_t.shape[0], NUM_HEADS, MAX_HEAD_SIZE, generator=gen)
         with torch.no_grad():
-            actions, _ = self.module(obs_t, mask_t, deterministic, noise_t)
+            if self.member_count > 1:
+                actions, _ = self.module(obs_t, mask_t, deterministic, noise_t, self._member_rows(members, obs_t))
+            else:
+                actions, _ = self.module(obs_t, mask_t, deterministic, noise_t)
         out = actions.numpy()
         return out[0] if single else out
+
+
+    def _member_rows(self, members: Any, obs: torch.Tensor) -> torch.Tensor:
+        if members is None:
+            raise ValueError(
+                f"{self.path} is a per-fight mixture of {self.member_count} models: pass members=, the member "
+                "playing each row (policies.mixture_draw.fight_member draws a fight's from its seed)"
+            )
+        rows = torch.as_tensor(np.asarray(members, dtype=np.int64).reshape(-1))
+        if rows.numel() == 1:
+            rows = rows.expand(obs.shape[0])
+        if rows.numel() != obs.shape[0] or bool(((rows < 0) | (rows >= self.member_count)).any()):
+            raise ValueError(
+                f"members must be one index in 0..{self.member_count - 1} per row ({obs.shape[0]} rows), got "
+                f"{np.asarray(members).tolist()}"
+            )
+        return rows.contiguous()
 
 
 def _model_file_from_bytes(path: Path, module: bytes, meta: dict[str, Any], contract: dict[str, Any]) -> ModelFile:
@@ -267,10 +330,14 @@ def load_model_file(path: str | os.PathLike[str], expected_contract: str = CONTR
     path = Path(path)
     meta = read_model_meta(path)
     found_format = meta.get("format")
-    if found_format != MODEL_FORMAT:
+    if found_format not in (MODEL_FORMAT, MIXTURE_FORMAT):
         raise ModelFileError(
-            f"cannot load model file {path}: expected file format {MODEL_FORMAT}, found {found_format!r}"
+            f"cannot load model file {path}: expected file format {MODEL_FORMAT} (or {MIXTURE_FORMAT}), found "
+            f"{found_format!r}"
         )
+    listed = (meta.get("mixture") or {}).get("members") if found_format == MIXTURE_FORMAT else None
+    if found_format == MIXTURE_FORMAT and not (isinstance(listed, list) and all(isinstance(m, dict) for m in listed)):
+        raise ModelFileError(f"cannot load model file {path}: a mixture whose metadata does not list its members")
     found_contract = meta.get("contract_version")
     if found_contract != expected_contract:
         raise ModelFileError(
@@ -300,6 +367,9 @@ def load_model_file(path: str | os.PathLike[str], expected_contract: str = CONTR
             "(the file was altered or damaged after it was written)"
         )
     module.eval()
+    if listed is not None and (not hasattr(module, "member_count") or module.member_count() != len(listed)):
+        raise ModelFileError(f"cannot load model file {path}: its metadata lists {len(listed)} members, the network "
+                             "holds another number")
     try:
         contract = json.loads(extra[CONTRACT_ENTRY]) if extra[CONTRACT_ENTRY] else {}
     except json.JSONDecodeError:

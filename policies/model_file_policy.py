@@ -52,7 +52,7 @@ class ModelFilePolicy(FixedPolicy):
         path = config.get(MODEL_PATH_KEY)
         if not path:
             raise ValueError(f"ModelFilePolicy needs the {MODEL_PATH_KEY!r} config key (use model_file_policy_spec)")
-        self.model: ModelFile = load_model_file(path)
+        self.model: ModelFile = load_model_file(path).single("a frozen league opponent (opponents.targets)")
         self.deterministic = bool(config.get(DETERMINISTIC_KEY, True))
         original = getattr(observation_space, "original_space", observation_space)
         if isinstance(original, gym.spaces.Dict) and "observations" in original.spaces:

@@ -257,6 +257,18 @@ class FightResult:
     mean_latency_ms: float
 
 
+def member_for_fight(listed: dict[str, Any], fight_seed: int) -> str:
+    """The served name that plays a fight of this seed for the listing row `listed` (``{"command": "models"}``):
+    the row's own name, or for a per-fight mixture the member its seed draws (`policies.mixture_draw.fight_member`, as
+    ``fight`` and ``play`` draw it in-process), so a served mixture plays the fight the file would."""
+    from policies.mixture_draw import fight_member
+
+    members = listed.get("members") if listed.get("kind") == "mixture" else None
+    if not members:
+        return str(listed["name"])
+    return str(members[fight_member(fight_seed, len(members))])
+
+
 def play_fight(client: ServeClient, model: str, seed: int = 0, options: dict[str, Any] | None = None,
                deterministic: bool = True, engine: str = "auto") -> FightResult:
     """Play one simulated fight of `model` (player 0) against the in-simulator baseline, one request per tick.
@@ -273,15 +285,16 @@ def play_fight(client: ServeClient, model: str, seed: int = 0, options: dict[str
     served = {m["name"]: m for m in client.models()}
     if model not in served:
         raise ServeReplyError(f"the server does not serve {model!r}; it serves {', '.join(served)}")
-    stack = FrameStack(served[model].get("frameStack", [0]), OBS_SIZE)
-    rules = served[model].get("fightRules") or {}  # the model's training rules (policies/fight_rules.py); options win
+    name = member_for_fight(served[model], seed)  # a mixture's member for this fight; else the model itself
+    stack = FrameStack(served[name].get("frameStack", [0]), OBS_SIZE)
+    rules = served[name].get("fightRules") or {}  # the model's training rules (policies/fight_rules.py); options win
     fight = make_engine(engine, FightParams.from_options({**rules, **(options or {})}))
     fight.reset(seed=seed)
     requests, spent = 0, 0.0
     while True:
         frames = stack.push(fight.obs[0]).reshape(-1, OBS_SIZE)
         start = time.perf_counter()
-        reply = client.act(model, frames, fight.masks[0], deterministic=deterministic)
+        reply = client.act(name, frames, fight.masks[0], deterministic=deterministic)
         spent += time.perf_counter() - start
         requests += 1
         step = fight.step([reply.action, None])

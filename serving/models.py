@@ -81,6 +81,8 @@ class ServedModel:
     extensions: dict[str, ExtensionFn] = field(default_factory=dict)
     play_mode: str | None = None
     """The file's default mode of play (`policies.play_mode`), which answers a request without ``deterministic``."""
+    mixture: tuple[str, int, int] | None = None
+    """(the mixture's name, this member's index, its number of members) for a member of a per-fight mixture."""
 
     def __post_init__(self) -> None:
         self.offsets = frame_offsets(self.model.frame_stack)
@@ -114,6 +116,7 @@ class ServedModel:
             "extensions": sorted(self.extensions),
             "playMode": self.play_mode,  # None: the file names none (a request without deterministic samples)
             "loadedUnix": self.loaded_unix,
+            **({"mixtureOf": self.mixture[0], "member": self.mixture[1]} if self.mixture else {}),
         }
 
     def warm_up(self) -> None:
@@ -172,6 +175,8 @@ class ModelRegistry:
             "of the tick, which a serving client does not have; ask for an honest rung such as 'expert'"
             for p in rungs if p.needs_opponent_action
         }
+        self.mixtures: dict[str, list[str]] = {}
+        """A per-fight mixture's name → its members' served names (``<name>.m<i>``, `member_name`)."""
         self._failed: dict[Path, tuple[int, int, int]] = {}
         self._lock = threading.Lock()  # one refresh at a time; answering never takes it
         self.refresh()
@@ -201,18 +206,20 @@ class ModelRegistry:
                     logger.warning("not serving %s: its name is taken by the ladder opponent %r", path, name)
                     self._failed[path] = (0, 0, 0)
                 continue
-            seen.add(name)
             try:
                 st = path.stat()
             except OSError:
                 continue
             stat = (st.st_mtime_ns, st.st_size, st.st_ino)
-            current = self.models.get(name)
+            names = self.mixtures.get(name, [name])
+            seen.update(names)
+            current = self.models.get(names[0])
             if (current is not None and current.stat == stat) or self._failed.get(path) == stat:
                 continue
             try:
-                served = ServedModel(name, load_model_file(path), stat)
-                served.warm_up()
+                entries = _served_entries(name, load_model_file(path), stat)
+                for served in entries:
+                    served.warm_up()
             except ModelFileError as exc:
                 self._failed[path] = stat
                 line = f"kept {'the served' if current else 'no'} model {name!r}: {exc}"
@@ -226,14 +233,24 @@ class ModelRegistry:
                 events.append(line)
                 continue
             self._failed.pop(path, None)
-            self.models[name] = served
-            d = served.describe()
+            for old_name in names:
+                self.models.pop(old_name, None)
+            self.mixtures.pop(name, None)
+            for served in entries:
+                self.models[served.name] = served
+            seen.update(e.name for e in entries)
+            if entries[0].mixture is not None:
+                self.mixtures[name] = [e.name for e in entries]
+            d = entries[0].describe()
             line = (
                 f"{'reloaded' if current else 'loaded'} model {name!r} from {path} (iteration {d['iteration']}, "
-                f"env steps {d['envSteps']}, sha256 {str(d['sha256'])[:12]})"
+                f"env steps {d['envSteps']}, sha256 {str(d['sha256'])[:12]}"
+                + (f"; a per-fight mixture: {', '.join(self.mixtures[name])})" if name in self.mixtures else ")")
             )
             logger.info(line)
             events.append(line)
+        for name in [n for n in self.mixtures if self.mixtures[n][0] not in seen]:
+            del self.mixtures[name]
         for name in [n for n in self.models if n not in seen]:
             del self.models[name]
             line = f"stopped serving model {name!r}: its file is gone"
@@ -247,6 +264,8 @@ class ModelRegistry:
 
     def describe(self) -> list[dict[str, Any]]:
         rows = [self.models[n].describe() for n in sorted(self.models)]
+        rows += [{"name": n, "kind": "mixture", "members": list(m), "frameStack": list(self.models[m[0]].offsets)}
+                 for n, m in sorted(self.mixtures.items())]  # fmt: skip
         rows += [{"name": n, "kind": "scripted", "frameStack": [0], "returnValue": False, "extensions": []}
                  for n in self.scripted]
         return rows
@@ -272,6 +291,12 @@ class ModelRegistry:
             elif name in self.unservable:
                 for i in rows:
                     replies[i] = {"error": self.unservable[name]}
+            elif name in self.mixtures:
+                members = self.mixtures[name]
+                for i in rows:
+                    replies[i] = {"error": f"model {name!r} is a per-fight mixture of {len(members)} models: draw one "
+                                  f"per fight and ask for it by name ({', '.join(members)}; serving.client."
+                                  "member_for_fight draws a fight's member from its seed)"}  # fmt: skip
             else:
                 for i in rows:
                     replies[i] = {"error": self._unknown(name)}
@@ -338,6 +363,20 @@ class ModelRegistry:
                 f"model {served.name!r} has no extension {missing[0]!r}; the extensions it carries: {has}"
             )
         return None
+
+
+def member_name(mixture: str, index: int) -> str:
+    """The served name of member `index` of the mixture served as `mixture`."""
+    return f"{mixture}.m{index}"
+
+
+def _served_entries(name: str, model: ModelFile, stat: tuple[int, int, int]) -> list[ServedModel]:
+    """What one model file serves: itself, or each member of a per-fight mixture under its own name, because a
+    request is one tick and only the client knows which fight, and so which member, it belongs to."""
+    count = model.member_count
+    if count == 1:
+        return [ServedModel(name, model, stat)]
+    return [ServedModel(member_name(name, i), model.member(i), stat, mixture=(name, i, count)) for i in range(count)]
 
 
 def _reply(**fields: Any) -> Reply:

@@ -143,7 +143,7 @@ def load_policy(source: Any, *, deterministic: bool = True, name: str | None = N
         label = name or (path.name if path.name != MODEL_NAME else path.parent.name)
     else:
         raise AnalysisError(f"cannot load a policy from {str(source)!r}: nothing at that path; {_WHAT}")
-    model = load_model_file(model_path)  # ModelFileError names the damage or the contract mismatch
+    model = load_model_file(model_path).single("the analysis API")  # ModelFileError names what is wrong
     return Policy(name=label, kind="model", source=str(model_path), model=model, deterministic=deterministic)
 
 

@@ -160,6 +160,9 @@ def _print_summary(summary: Any, model_sampling: bool | None, record: Path | Non
         typer.echo(f"{summary.n} replay(s) written to {record}; watch one: osrs-rllib replay {first}")
     if len(summary.by_build) > 1 or len(summary.by_fight_type) > 1:
         Console().print(split_table(f"{a} vs {b}: win rate of {a} by build and fight type", summary.to_dict()))
+    if summary.by_member:
+        Console().print(split_table(f"{a} vs {b}: win rate of {a} by mixture member (drawn by each fight's seed)",
+                                    {"by_build": summary.by_member}))  # fmt: skip
 
 
 def _summary_table(s: Any) -> Any:

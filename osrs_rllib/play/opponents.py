@@ -84,6 +84,8 @@ class Opponent:
     server: tuple[str, int] | None = None
     frame_stack: tuple[int, ...] = (0,)
     sampling: bool = False
+    members: tuple[str, ...] = ()
+    """A ``served`` per-fight mixture's members' served names: each game is played by the one its seed draws."""
 
     @property
     def prescient(self) -> bool:
@@ -156,9 +158,14 @@ class _ServedGameSeat:
     """A name on a running ``osrs-rllib serve``, one connection per game (opened by the first decision, in the
     decision thread, so that a slow server delays the opponent and never the clock)."""
 
-    def __init__(self, opponent: Opponent, sampling: bool = False) -> None:
+    def __init__(self, opponent: Opponent, sampling: bool = False, fight_seed: int = 0) -> None:
+        from serving.client import member_for_fight
+
         assert opponent.server is not None
         self._opponent = opponent
+        row = {"name": opponent.source.rsplit("/", 1)[-1], "kind": "mixture" if opponent.members else "model",
+               "members": list(opponent.members)}  # fmt: skip
+        self._name = member_for_fight(row, fight_seed)
         self._deterministic = not sampling
         self._client: Any = None
         self._lock = threading.Lock()
@@ -172,8 +179,7 @@ class _ServedGameSeat:
             if self._client is None:
                 host, port = self._opponent.server or ("127.0.0.1", 0)
                 self._client = ServeClient(host, port, timeout_s=10.0)
-            name = self._opponent.source.rsplit("/", 1)[-1]
-            reply = self._client.act(name, obs.reshape(-1, OBS_SIZE), mask, deterministic=self._deterministic)
+            reply = self._client.act(self._name, obs.reshape(-1, OBS_SIZE), mask, deterministic=self._deterministic)
         return np.asarray(reply.action, dtype=np.int64)
 
     def close(self) -> None:
@@ -209,9 +215,10 @@ class OpponentHost:
                     side = factory(OPPONENT_SEAT)
                     model = getattr(side, "model", None)
                     if model is not None:  # TorchScript optimises on its first calls: make them here, not in a game
-                        obs = np.zeros((1, model.obs_size), dtype=np.float32)
+                        rows = model.member_count  # every member of a per-fight mixture
+                        obs = np.zeros((rows, model.obs_size), dtype=np.float32)
                         for _ in range(WARM_UP_CALLS):
-                            model.act(obs, np.ones((1, NUM_LOGITS), dtype=np.float32))
+                            model.act(obs, np.ones((rows, NUM_LOGITS), dtype=np.float32), members=np.arange(rows))
                     self._side = side
 
     def game_seat(self, fight_seed: int) -> GameSeat | None:
@@ -220,7 +227,7 @@ class OpponentHost:
         if kind == "baseline":
             return None
         if kind == "served":
-            return _ServedGameSeat(self.opponent, self.sampling)
+            return _ServedGameSeat(self.opponent, self.sampling, fight_seed)
         self.load()
         assert self._side is not None
         return _SideGameSeat(self._side, fight_seed)
@@ -335,12 +342,15 @@ def _served(specs: Sequence[str], server: str) -> list[Opponent]:
     except (OSError, ServeReplyError) as exc:
         raise OpponentError(f"cannot reach osrs-rllib serve at {server}: {exc} (is it running? osrs-rllib serve "
                             "status)") from None  # fmt: skip
-    names = list(specs) or [n for n, m in listed.items() if m.get("kind") == "model"] or [FALLBACK_OPPONENT]
+    names = list(specs) or [n for n, m in listed.items() if m.get("kind") in ("model", "mixture")
+                            and "mixtureOf" not in m] or [FALLBACK_OPPONENT]  # fmt: skip
     out = []
     for name in names:
         if name not in listed:
             raise OpponentError(f"{server} does not serve {name!r}; it serves {', '.join(listed)}")
-        frames = tuple(int(f) for f in listed[name].get("frameStack") or (0,))
-        sampling = listed[name].get("playMode") == "sampling"  # the server lists the file's play_mode
-        out.append(Opponent(name, "served", f"{host}:{port}/{name}", {}, (host, port), frames, sampling))
+        members = tuple(listed[name].get("members") or ()) if listed[name].get("kind") == "mixture" else ()
+        first = listed[members[0]] if members and members[0] in listed else listed[name]
+        frames = tuple(int(f) for f in first.get("frameStack") or (0,))
+        sampling = first.get("playMode") == "sampling"  # the server lists the file's play_mode
+        out.append(Opponent(name, "served", f"{host}:{port}/{name}", {}, (host, port), frames, sampling, members))
     return out

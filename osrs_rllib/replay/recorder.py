@@ -40,6 +40,7 @@ from osrs_rllib.replay.state import (
     player_state,
     rng_digest,
 )
+from policies.mixture_draw import fight_member
 from policies.model_file import ModelFile
 
 WINRATE_EXTENSION = "winrate"
@@ -109,14 +110,20 @@ class ModelReadout:
     def __init__(self, model: ModelFile) -> None:
         self.model = model
         self.full_critic = model.critic_size != model.obs_size
-        self.winrate = winrate_fn(model)
+        self.playing = model.member(0)
+        """The network that plays the fight: the model, or the member of a per-fight mixture that its seed draws."""
+        self.winrate = winrate_fn(self.playing)
         self.obs_stack = FrameStack(model.frame_stack, OBS_SIZE)
         self.critic_stack = FrameStack(model.frame_stack, CRITIC_SIZE) if self.full_critic else None
 
-    def reset(self) -> None:
+    def reset(self, fight_seed: int = 0) -> None:
+        """Start a fight of this seed (which picks a mixture's member, `policies.mixture_draw.fight_member`)."""
         self.obs_stack.reset()
         if self.critic_stack is not None:
             self.critic_stack.reset()
+        if self.model.member_count > 1:
+            self.playing = self.model.member(fight_member(fight_seed, self.model.member_count))
+            self.winrate = winrate_fn(self.playing)
 
     def read(self, engine: AnyEngine, seat: int) -> tuple[float, float | None]:
         """(value, win probability or None) of the seat's state before this tick's step."""
@@ -125,7 +132,7 @@ class ModelReadout:
             critic = torch.from_numpy(self.critic_stack.push(engine.critic_obs(seat))).unsqueeze(0)
         else:
             critic = obs
-        module = self.model.module
+        module = self.playing.module
         with torch.no_grad():
             value = float(module.value(critic, module.features(obs))[0])
         return value, (float(self.winrate(obs)[0]) if self.winrate is not None else None)

@@ -69,7 +69,7 @@ class FightsRecording:
         self.fight = fight
         for r in self.readouts:
             if r is not None:
-                r.reset()
+                r.reset(seed)
         self.recorder = FightRecorder(engine, seed, self.players, self.acting, {"fight": fight})
 
     def readings(self, engine: AnyEngine) -> tuple[list[float | None], list[float | None]]:

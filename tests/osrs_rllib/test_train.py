@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +55,23 @@ def tensorboard_tags(event_dir: Path) -> set[str]:
     return set(mux.Runs()["run"]["scalars"])
 
 
+def mixture_written_by_rule(exp: Experiment) -> Any:
+    """The run's ``models/mixture.nhmodel``, checked against the rule applied to the models on disk now: the
+    latest, the best and the milestones newest first, at most 3, no two of one checkpoint."""
+    from osrs_rllib.run_mixture import MIXTURE_NAME, candidates
+
+    mixed = load_model_file(exp.models_dir / MIXTURE_NAME)
+    wanted, seen = [], set()
+    for c in candidates(exp.models_dir):
+        if c.env_steps not in seen and len(wanted) < 3:
+            wanted.append(c.env_steps)
+            seen.add(c.env_steps)
+    assert mixed.member_count == len(wanted) >= 2
+    assert [mixed.member(i).metadata["env_steps"] for i in range(mixed.member_count)] == wanted
+    assert mixed.metadata["mixture_rule"]["members"] == 3
+    return mixed
+
+
 def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     """Issue bar: checkpoints, exported model, TensorBoard with evaluation tags, a resume that continues."""
     every = 768  # a milestone at the first checkpoint past every 1.5 iterations' worth of env steps
@@ -64,9 +82,11 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
         f"experiments_dir={tmp_path}",
         "--set",
         f"checkpoint.milestone_env_steps={every}",
+        *("--set", "mixture.members=3", "--set", "mixture.from_fraction=0", "--set", "mixture.min_gap_env_steps=0"),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     exp = Experiment(tmp_path, "smoke")
+    mixture_written_by_rule(exp)
     kept = exp.checkpoints()
     assert kept and kept[-1].iteration == 3
     for ckpt in kept:
@@ -99,6 +119,9 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert scalar_steps(exp.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
     state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
     assert state["iteration"] == 5 and state["env_steps"] > 0
+
+    mixed = mixture_written_by_rule(exp)  # the resumed run wrote it again, around its new latest model
+    assert mixed.member(0).metadata["iteration"] == 5
 
     # Milestones: every checkpoint was kept as one when it was the first at or past a new multiple of `every`,
     # across the resume too, each file main's model of that checkpoint (its metadata says which).

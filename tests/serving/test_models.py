@@ -223,3 +223,34 @@ def test_replies_hold_no_negative_zero(registry: ModelRegistry) -> None:
     numbers = [x for r in replies for x in [*r["entropy"], r["logProb"], *(p for head in r["probs"] for p in head)]]
     zeros = [x for x in numbers if x == 0.0]
     assert zeros and all(math.copysign(1.0, x) > 0 for x in zeros)
+
+
+def test_a_mixture_is_served_member_by_member(tmp_path: Path) -> None:
+    """A request is one tick and only the client knows its fight, so a mixture's members are served by name, the
+    mixture is listed with them, and asking the mixture itself says what to ask instead."""
+    from policies.mixture import save_mixture_file
+    from serving.client import member_for_fight
+
+    singles = [load_model_file(write_model(tmp_path / "src" / f"{i}.nhmodel", 40 + i)) for i in range(2)]
+    save_mixture_file(singles, tmp_path / "served" / "mix.nhmodel")
+    reg = ModelRegistry(tmp_path / "served")
+    assert reg.mixtures == {"mix": ["mix.m0", "mix.m1"]}
+    rows = {r["name"]: r for r in reg.describe()}
+    assert rows["mix"] == {"name": "mix", "kind": "mixture", "members": ["mix.m0", "mix.m1"], "frameStack": [0]}
+    assert rows["mix.m1"]["mixtureOf"] == "mix" and rows["mix.m1"]["sha256"] == singles[1].meta["tensor_sha256"]
+    obs, masks = inputs(6, 3)
+    for i, single in enumerate(singles):
+        replies = reg.answer([req(f"mix.m{i}", obs[k], masks[k]) for k in range(6)])
+        assert [r["action"] for r in replies] == single.act(obs[:, 0], masks.astype(np.float32)).tolist()
+    (refused,) = reg.answer([req("mix", obs[0], masks[0])])
+    assert "per-fight mixture of 2 models" in refused["error"] and "mix.m0, mix.m1" in refused["error"]
+    drawn = {member_for_fight(rows["mix"], seed) for seed in range(40)}
+    assert drawn == {"mix.m0", "mix.m1"} and member_for_fight(rows["mix.m0"], 5) == "mix.m0"
+
+    # Replaced by a single model: the members go; removed: everything goes.
+    write_model(tmp_path / "served" / "mix.nhmodel", 50)
+    reg.refresh()
+    assert "mix" in reg.models and not reg.mixtures and "mix.m0" not in reg.models
+    (tmp_path / "served" / "mix.nhmodel").unlink()
+    reg.refresh()
+    assert not reg.models and not reg.mixtures

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,31 @@ def test_fight_through_the_server_equals_the_in_process_fight(stack: Stack, mode
     expected = in_process(str(stack.models_dir / f"{model}.nhmodel"), seed)
     assert (served.outcome, served.ticks, served.hp, served.opponent_hp) == expected
     assert served.requests == served.ticks > 1
+
+
+@pytest.mark.timeout(600)
+def test_a_served_mixture_plays_the_member_its_fight_seed_draws(stack: Stack, tmp_path: Path) -> None:
+    """The client draws the member as `fight` does in-process, and the served member plays that member's fight."""
+    import time
+
+    from policies.mixture import save_mixture_file
+    from policies.mixture_draw import fight_member
+    from tests.serving.conftest import write_model
+
+    members = [write_model(tmp_path / f"{i}.nhmodel", 60 + i) for i in range(2)]
+    path = save_mixture_file([load_model_file(m) for m in members], stack.models_dir / "mix.nhmodel")
+    try:
+        with ServeClient(stack.host, stack.port, timeout_s=60) as client:
+            deadline = time.monotonic() + 60
+            while not any(m["name"] == "mix" for m in client.models()):
+                assert time.monotonic() < deadline, "the mixture was never picked up"
+                time.sleep(0.3)
+            listed = {m["name"]: m for m in client.models()}
+            assert listed["mix"]["kind"] == "mixture" and listed["mix"]["members"] == ["mix.m0", "mix.m1"]
+            seeds = [next(s for s in range(40) if fight_member(s, 2) == i) for i in (0, 1)]  # one fight per member
+            for seed in seeds:
+                served = play_fight(client, "mix", seed=seed)
+                expected = in_process(str(members[fight_member(seed, 2)]), seed)
+                assert (served.outcome, served.ticks, served.hp, served.opponent_hp) == expected
+    finally:
+        path.unlink()

@@ -130,7 +130,7 @@ class ShipExploitConfig(_Section):
     """How the finalist plays the exploiter: greedy, and sampling (``exploit --model-sampling``)."""
     final_fights: PositiveInt = 600
     """Fights of each run's final evaluation (`osrs-rllib exploit --final-fights`)."""
-    config: str = "configs/nh.yml"
+    config: str = "configs/exploit.yml"
     """The exploiter's training config (relative to the working directory, as `exploit --config`)."""
     overrides: list[str] = Field(default_factory=list)
     """``key.path=value`` overrides of that config (``exploit --set``), e.g. a smaller learner in a test."""

@@ -81,7 +81,7 @@ def exploit(
         float | None,
         typer.Option(help="Also stop after this many training minutes (a guard; minutes depend on the machine)."),
     ] = None,
-    config: Annotated[str, typer.Option(help="The learner's training config.")] = "configs/nh.yml",
+    config: Annotated[str, typer.Option(help="The exploiter's training config.")] = "configs/exploit.yml",
     name: Annotated[str | None, typer.Option(help="Experiment name (default: exploit-<model>).")] = None,
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override key.path=value of the learner's config; repeatable.")
@@ -131,7 +131,7 @@ def exploit_curve(
         int, typer.Option(min=1, help="Each point's budget: exploiter env steps (default 2M, half the standard).")
     ] = 2_000_000,
     final_fights: Annotated[int, typer.Option(min=1, help="Fights per build of each final evaluation.")] = 100,
-    config: Annotated[str, typer.Option(help="The exploiters' training config.")] = "configs/nh.yml",
+    config: Annotated[str, typer.Option(help="The exploiters' training config.")] = "configs/exploit.yml",
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override key.path=value of the exploiters' config; repeatable.")
     ] = None,

@@ -30,7 +30,6 @@ from policies.network_config import NetworkConfig
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
-PRESETS = ("nh", "smoke", "nh-cluster")
 ALL_PRESETS = tuple(sorted(p.stem for p in CONFIGS.glob("*.yml")))
 """Every preset a user can name (`configs/*.yml`), the study's recipes apart (tests/league checks those)."""
 ARCHIVED = tuple(sorted(p.stem for p in (CONFIGS / "archive").glob("*.yml")))
@@ -88,8 +87,29 @@ def test_main_preset_is_the_spec_core_preset() -> None:
     assert (ppo.gamma, ppo.gae_lambda, ppo.clip_param, ppo.grad_clip) == (0.99, 0.95, 0.2, 0.5)
     assert (ppo.train_batch_size, ppo.minibatch_size, ppo.num_epochs) == (8192, 2048, 4)
     assert ppo.lr.initial == 3e-4 and ppo.lr.values[-1] < 3e-4  # annealed
-    assert ppo.entropy_coeff.initial == 0.01 and ppo.entropy_coeff.values[-1] < 0.01
+    assert ppo.entropy_coeff.initial == 0.02 and ppo.entropy_coeff.values[-1] < 0.02
+    assert ppo.head_entropy_weights == {"attack": 3.0, "prayer": 3.0}
     assert cfg.stop.minutes == 60.0
+
+
+def test_main_preset_is_hunted_and_its_children_are_not() -> None:
+    """The main job plays a main exploiter's snapshots and the expert; the presets built on nh-no-exploiter.yml
+    (the smoke run, the recipes' phases, the fine-tunes, the exploiter's learner) train as they did before the main
+    job had an exploiter, so their documented figures still hold."""
+    main = load_config(CONFIGS / "nh.yml")
+    league = main.league
+    assert (league.main_exploiters, league.main_share, league.exploiter_step_budget) == (1, 0.5, 1_500_000)
+    shares = main.opponents.normalized()
+    assert shares["exploiters"] == pytest.approx(0.15) and shares["expert"] == pytest.approx(0.15)
+    assert main.mixture.members == 3  # the hour ships its per-fight mixture
+    plain = load_config(CONFIGS / "nh-no-exploiter.yml")
+    assert plain.league.main_exploiters == 0 and plain.league.main_share is None
+    shares = {"baseline": 0.5, "prioritized": 0.2, "self_play": 0.1, "prayer_switcher": 0.1, "tribrid": 0.1}
+    assert plain.opponents.normalized() == pytest.approx(shares)
+    assert plain.ppo.entropy_coeff.initial == 0.01 and set(plain.ppo.head_entropy_weights.values()) == {1.0}
+    for preset in ("smoke", "exploit", "nh-human", "nh-expert-ft", "nh-cluster"):
+        plain_league = load_config(CONFIGS / f"{preset}.yml").league
+        assert plain_league.main_exploiters == 0 and plain_league.snapshot_interval == 10, preset
 
 
 def test_main_preset_writes_every_hyperparameter_out() -> None:
@@ -124,7 +144,7 @@ def test_long_preset_is_the_exploiters_league_at_the_study_budget() -> None:
 
 
 def test_smoke_and_cluster_presets_change_only_their_scale() -> None:
-    nh, smoke, cluster = (load_config(CONFIGS / f"{p}.yml") for p in PRESETS)
+    nh, smoke, cluster = (load_config(CONFIGS / f"{p}.yml") for p in ("nh-no-exploiter", "smoke", "nh-cluster"))
     assert smoke.env.reward_weights == nh.env.reward_weights  # inherited through extends
     assert smoke.env.params["max_episode_ticks"] == 300 and smoke.env.params["randomize_build"] is True
     assert smoke.ppo.train_batch_size <= 1024 and smoke.stop.iterations == 3
@@ -509,10 +529,11 @@ def test_the_best_checkpoint_follows_best_by() -> None:
 
 
 def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> None:
-    """Each recipe is the main job with one idea changed, so the study compares ideas, not accidents."""
+    """Each recipe is the main job as the study started from it (nh-no-exploiter.yml: no exploiter) with one idea
+    changed, so the study compares ideas, not accidents."""
     from tools.league_study import RECIPES
 
-    main = load_config(CONFIGS / "nh.yml")
+    main = load_config(CONFIGS / "nh-no-exploiter.yml")
     study = {r: load_config(CONFIGS / "study" / f"{r}.yml") for r in RECIPES}
     assert sorted(p.stem for p in (CONFIGS / "study").glob("*.yml")) == sorted(RECIPES)
     same = ("env", "model", "runners", "evaluation", "checkpoint")
@@ -527,7 +548,8 @@ def test_league_study_recipes_differ_from_the_main_job_only_where_they_say() -> 
     assert study["expert-entropy"].ppo.entropy_coeff != main.ppo.entropy_coeff
     mixing, exploiters = study["exploiters-mixing"], study["exploiters"]
     assert (mixing.league, mixing.opponents) == (exploiters.league, exploiters.opponents)
-    assert mixing.ppo.model_copy(update={"head_entropy_weights": {}}) == exploiters.ppo
+    assert mixing.ppo.model_copy(update={"head_entropy_weights": exploiters.ppo.head_entropy_weights}) == exploiters.ppo
+    assert set(exploiters.ppo.head_entropy_weights.values()) == {1.0}  # every head alike, as nh-no-exploiter.yml
     assert mixing.ppo.head_entropy_weights == {"attack": 5, "prayer": 5}
     with_expert = study["exploiters-expert"]
     assert (with_expert.league, with_expert.ppo) == (exploiters.league, exploiters.ppo)

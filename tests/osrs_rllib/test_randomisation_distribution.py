@@ -95,9 +95,10 @@ def _draw_episodes(preset: str, tmp_path: Path) -> tuple[Any, list[dict[str, Any
     algo = build_algorithm_config(cfg, learners).build_algo()
     try:
         if runner is not None:
-            for iteration in (1, 2):  # past selves to offer, as after the first snapshots of a run
-                snap = runner.league.add_snapshot("main", iteration=iteration, training_steps=0)
-                runner.save_weights(snap[0].snapshot_id, algo.get_policy("main").get_weights())
+            for iteration in (1, 2):  # past selves (and exploiters' snapshots) to offer, as after a run's first ones
+                for learner in learners:
+                    snap = runner.league.add_snapshot(learner, iteration=iteration, training_steps=0)
+                    runner.save_weights(snap[0].snapshot_id, algo.get_policy(learner).get_weights())
             runner.plan(algo)
         envs = cfg.runners.num_env_runners * cfg.runners.num_envs_per_env_runner
         per_env = -(-EPISODES // envs)

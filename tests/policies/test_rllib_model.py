@@ -270,5 +270,7 @@ def test_the_recipe_s_head_entropy_weights_reach_the_rllib_model_config() -> Non
     mixing = _algorithm_config(load_config(configs / "study" / "exploiters-mixing.yml")).model["custom_model_config"]
     expected = [5.0 if h in (Head.ATTACK, Head.PRAYER) else 1.0 for h in Head]
     assert mixing["head_entropy_weights"] == expected
-    plain = _algorithm_config(load_config(configs / "nh.yml")).model["custom_model_config"]
+    plain = _algorithm_config(load_config(configs / "nh-no-exploiter.yml")).model["custom_model_config"]
     assert plain["head_entropy_weights"] == [1.0] * NUM_HEADS
+    hunted = _algorithm_config(load_config(configs / "nh.yml")).model["custom_model_config"]
+    assert hunted["head_entropy_weights"] == [3.0 if h in (Head.ATTACK, Head.PRAYER) else 1.0 for h in Head]

@@ -17,7 +17,6 @@ late models of a run leaves it facing a different set of holes each fight, which
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from collections.abc import Sequence
@@ -27,19 +26,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from common.atomic_files import atomic_path
-from envs.nh.contract import CONTRACT_VERSION, NUM_HEADS, contract_json
+from envs.nh.contract import CONTRACT_VERSION, NUM_HEADS
 from policies.fight_rules import fight_rules_of
 from policies.mixture_draw import DRAW
-from policies.model_file import (
-    CONTRACT_ENTRY,
-    META_ENTRY,
-    MIXTURE_FORMAT,
-    ModelFile,
-    ModelFileError,
-    _jsonable,
-    tensor_checksum,
-)
+from policies.model_file import MIXTURE_FORMAT, ModelFile, ModelFileError, _jsonable, tensor_checksum, write_archive
 
 MAX_MEMBERS = 16
 """Most members a mixture holds: each is a full network in memory and on disk (~1.5 MB)."""
@@ -137,11 +127,7 @@ def save_mixture_file(
         "metadata": _jsonable(dict(first.metadata if metadata is None else metadata)),
         "mixture": {"draw": DRAW, "members": [_jsonable(m.meta) for m in members]},
     }
-    extra = {META_ENTRY: json.dumps(meta, sort_keys=True, indent=1), CONTRACT_ENTRY: contract_json()}
-    with atomic_path(path) as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.jit.save(scripted, str(tmp), _extra_files=extra)
-    return path
+    return write_archive(scripted, meta, path)
 
 
 def write_member_file(model: ModelFile, index: int, path: str | Path) -> Path:
@@ -151,8 +137,4 @@ def write_member_file(model: ModelFile, index: int, path: str | Path) -> Path:
     member = model.member(index)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    extra = {META_ENTRY: json.dumps(member.meta, sort_keys=True, indent=1), CONTRACT_ENTRY: contract_json()}
-    with atomic_path(path) as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.jit.save(member.module, str(tmp), _extra_files=extra)
-    return path
+    return write_archive(member.module, member.meta, path)

@@ -272,9 +272,15 @@ def save_model_file(
     if extensions:
         meta["extensions"] = sorted(extensions)
         meta["extension_info"] = _jsonable({name: dict(info) for name, info in extensions.items()})
+    return write_archive(scripted, meta, path)
+
+
+def write_archive(scripted: torch.jit.ScriptModule, meta: Mapping[str, Any], path: Path) -> Path:
+    """Write a scripted network with its metadata and the contract as a model file, atomically: the one writer of
+    the archive's layout, for single models and mixtures (`policies.mixture`) alike."""
     extra = {META_ENTRY: json.dumps(meta, sort_keys=True, indent=1), CONTRACT_ENTRY: contract_json()}
     with atomic_path(path) as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is this file format's contract
         torch.jit.save(scripted, str(tmp), _extra_files=extra)
     return path
 

@@ -152,6 +152,11 @@ class ShipConfig(_Section):
     """The scripted rung that scores them."""
     exploit: ShipExploitConfig | None = None
     """The exploitability probe of the finalists; null: none."""
+    mixture: bool = False
+    """The last phase's per-fight mixture competes too: its models chosen by its ``mixture:`` rule
+    (`osrs_rllib.run_mixture`), written under ``ship/candidates/``, scored on the rung with a member drawn per fight,
+    and always probed (an exploiter facing several late models is what the mixture is for, so its rung score alone
+    would not say whether it should ship)."""
 
 
 def phase_config(base: Any, index: int, source: str, *, experiments_dir: str, init_model: str | None) -> Any:
@@ -195,10 +200,13 @@ def check_phases(cfg: Any, source: str) -> None:
         last = cfg
         if cfg.phases:
             last = phase_config(cfg, len(cfg.phases) - 1, source, experiments_dir=".", init_model=None)
+        where = f"the last phase ({cfg.phases[-1].name})" if cfg.phases else "the run"
         if cfg.ship.candidates > last.checkpoint.keep_last:
-            where = f"the last phase ({cfg.phases[-1].name})" if cfg.phases else "the run"
             problem = f"got {cfg.ship.candidates}, but {where} keeps {last.checkpoint.keep_last} checkpoints"
             raise ConfigError(source, "ship.candidates", f"{problem}; expected at most checkpoint.keep_last")
+        if cfg.ship.mixture and last.mixture.members < 2:
+            problem = f"true, but {where} writes no mixture (mixture.members: {last.mixture.members})"
+            raise ConfigError(source, "ship.mixture", f"{problem}; expected a mixture: rule of 2 or more members")
 
 
 def phase_key(error: ConfigError, data: Mapping[str, Any]) -> ConfigError:

@@ -251,6 +251,8 @@ def test_the_nh_main_recipe_resolves_within_its_budget() -> None:
     assert hunted.league.main_exploiters == 1 and hunted.ppo.head_entropy_weights == {"attack": 5, "prayer": 5}
     assert phases[1].opponents.normalized()["expert"] == pytest.approx(0.35)
     assert cfg.ship is not None and cfg.ship.candidates <= hunted.checkpoint.keep_last
+    # the hunted phase keeps the models its per-fight mixture is made of, and that mixture competes at ship
+    assert hunted.checkpoint.milestone_env_steps == 1_000_000 and hunted.mixture.members == 3 and cfg.ship.mixture
 
 
 @pytest.mark.slow

@@ -144,9 +144,11 @@ def evaluate(
     unseen_builds: Sequence[Build] = (),
     engine: str = "auto",
     shards: Shards | None = None,
+    side: SideFactory | None = None,
 ) -> list[EvalResult]:
     """Play `fights` fights per build against each opponent (``baseline`` or a ladder name); the policy is
-    player 0.
+    player 0: `act` in the mode `deterministic` names, or `side` when given, a seated side that needs each fight's
+    seed (a per-fight mixture draws its member by it: `osrs_rllib.fight.ModelSide`), which then plays instead.
 
     `builds` defaults to the builds `params` trains on (`osrs_rllib.stratified_fights.trained_builds`); `unseen_builds`
     are played as well, `fights` each, and reported apart. Fights are spread evenly over builds and, when
@@ -166,7 +168,7 @@ def evaluate(
         if opponent != OPPONENT_BASELINE and opponent not in LADDER:
             raise ValueError(f"unknown evaluation opponent {opponent!r}; valid choices: {['baseline', *LADDER]}")
     mode = "deterministic" if deterministic else "stochastic"
-    policy = PolicySide(act, deterministic, frame_stack)
+    policy = side if side is not None else PolicySide(act, deterministic, frame_stack)
     seeds = [seed + k for k in range(len(plan))]
 
     def play(opponent: str, ks: Sequence[int]) -> list[FightRecord]:

@@ -14,6 +14,11 @@ is the rule, and this module applies it to a finished run:
    (`osrs_rllib.exploit.run_exploit`), one run per seed and model mode. A mode's figure is the worst of its runs
    (one run is not a measurement); the model's exploitability is its better mode's figure, and that mode becomes
    its default play mode (``play_mode`` in the metadata). The finalist with the lowest exploitability ships.
+   With ``ship.mixture`` the last phase's per-fight mixture (its ``mixture:`` rule, `osrs_rllib.run_mixture`)
+   competes beside the checkpoints: it plays the rung with each fight's member drawn by the fight's seed, as
+   ``fight`` seats it, and is always a finalist, since an exploiter facing several late models at once is what it
+   is for. Its members share the exploit runs' final fights, so its figure rests on as many fights as a single
+   model's.
 4. **The file**: ``<out>/NAME.nhmodel``, the candidate's network byte for byte with metadata that names the recipe
    (the config as given and resolved, the command that trained it, its git commit, the env steps, the seeds) and
    every figure measured, and ``<out>/NAME.card.md``, its card section, printed from the same record
@@ -45,6 +50,8 @@ SHIP_FILE = "ship.json"
 """The measurement record of the last ``ship`` (what the card is printed from)."""
 PLAY_MODES = {"deterministic": "greedy", "stochastic": "sampling"}
 """Metadata ``play_mode`` per mode of play: how ``fight``, ``play`` and ``serve`` seat the model by default."""
+MIXTURE_LABEL = "mixture"
+"""The label (and ``ship/candidates/<label>.nhmodel``) of the last phase's per-fight mixture (``ship.mixture``)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -57,12 +64,16 @@ class Candidate:
     """One checkpoint's model that competes, copied where its measurements can name it."""
 
     label: str
-    """``iter-NNNNNN``: the checkpoint it came from."""
+    """``iter-NNNNNN``: the checkpoint it came from; ``mixture`` for the last phase's per-fight mixture."""
     iteration: int
     env_steps: int
     path: Path
     """The copy under ``ship/candidates/``."""
     tensor_sha256: str
+
+    @property
+    def is_mixture(self) -> bool:
+        return self.label == MIXTURE_LABEL
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,54 @@ def copy_candidates(run: ShipRun) -> list[Candidate]:
     return out
 
 
+def mixture_members(run: ShipRun) -> list[Any]:
+    """The members the last phase's ``mixture:`` rule picks from its models (`osrs_rllib.run_mixture`), checked
+    before anything is written; [] when the rule does not ask for a mixture (``ship.mixture`` false).
+
+    Raises:
+        ShipError: The run's output has fewer than two models that pass the rule.
+    """
+    from osrs_rllib.config import load_config
+    from osrs_rllib.run_mixture import candidates, choose_members
+
+    if not run.cfg.ship or not run.cfg.ship.mixture:
+        return []
+    rule = load_config(run.output.config_path).mixture
+    found = candidates(run.output.models_dir)
+    chosen = choose_members(found, rule)
+    if len(chosen) < 2:
+        listed = ", ".join(f"{c.label} at {c.env_steps:,}" for c in found) or "none"
+        raise ShipError(f"ship.mixture: {len(chosen)} model(s) of {run.output.models_dir} pass its mixture: rule "
+                        f"(from {rule.from_fraction:g} of the run, {rule.min_gap_env_steps:,} env steps apart) and a "
+                        f"mixture needs 2; its models: {listed}")  # fmt: skip
+    return chosen
+
+
+def mixture_candidate(run: ShipRun) -> Candidate | None:
+    """The last phase's per-fight mixture written by its rule to ``ship/candidates/mixture.nhmodel`` (kept across a
+    resumed ``ship``, so every measurement names the same members), or None without ``ship.mixture``.
+
+    Raises:
+        ShipError: Too few models pass the rule, or a member's file is damaged.
+    """
+    from osrs_rllib.config import load_config
+    from osrs_rllib.run_mixture import MixtureError, write_run_mixture
+    from policies.model_file import read_model_meta
+
+    if not mixture_members(run):
+        return None
+    dst = run.ship_dir / "candidates" / f"{MIXTURE_LABEL}.nhmodel"
+    if not dst.is_file():
+        try:
+            write_run_mixture(run.output.models_dir, load_config(run.output.config_path).mixture, out=dst)
+        except MixtureError as exc:
+            raise ShipError(f"ship.mixture: {exc}") from None
+    meta = read_model_meta(dst)
+    trained = meta.get("metadata") or {}
+    return Candidate(MIXTURE_LABEL, int(trained.get("iteration") or 0), int(trained.get("env_steps") or 0), dst,
+                     str(meta["tensor_sha256"]))  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Measurements (each cached in the experiment)
 # ---------------------------------------------------------------------------------------------------------
@@ -179,11 +238,19 @@ def rung_row(run: ShipRun, candidate: Candidate, mode: str) -> dict[str, Any]:
     def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
         return np.asarray(model.act(obs, masks.astype(np.float32), deterministic=deterministic))
 
+    side = None
+    if model.member_count > 1:  # each fight's member drawn by its seed, as `fight` seats a mixture
+        from functools import partial
+
+        from osrs_rllib.fight import ModelSide
+
+        side = partial(ModelSide, model, deterministic=mode == "deterministic")
     t0 = time.perf_counter()
     (result,) = evaluate(
         act,
         [rung.opponent],
         rung.fights,
+        side=side,
         params=dict(fight_rules_of(model).training_options),
         deterministic=mode == "deterministic",
         seed=rung.seed,
@@ -218,14 +285,26 @@ def exploit_runs(
                 resume = exp.latest_checkpoint() is not None
                 echo(f"exploit {candidate.label} ({PLAY_MODES[mode]} play), seed {seed}: {exp.dir}")
                 overrides = [*probe.overrides, f"seed={seed}", f"experiments_dir={json.dumps(str(root))}"]
-                run_exploit([str(candidate.path)], None, probe.config, name, overrides, probe.final_fights, resume,
-                            not resume, _fail, echo, env_steps=probe.env_steps,
+                run_exploit([str(candidate.path)], None, probe.config, name, overrides, final_fights(probe,
+                            candidate), resume, not resume, _fail, echo, env_steps=probe.env_steps,
                             model_sampling=mode == "stochastic")  # fmt: skip
                 report = read_json(exp.dir / EXPLOIT_FILE, None)
                 if not finished_exploit(report):
                     return None  # stopped inside the run
             out.append(exploit_figure(report, mode, seed, exp.dir))
     return out
+
+
+def final_fights(probe: Any, candidate: Candidate) -> int:
+    """Fights per build of an exploit run's final evaluation: ``final_fights``, shared by a mixture's members (each
+    plays the same fights, pooled: `osrs_rllib.evaluation.evaluate_vs_model`), so that a mixture's figure rests on
+    as many fights as a single model's and its run ends in the same time."""
+    from policies.model_file import read_model_meta
+
+    if not candidate.is_mixture:
+        return int(probe.final_fights)
+    members = len((read_model_meta(candidate.path).get("mixture") or {}).get("members") or []) or 1
+    return max(1, -(-int(probe.final_fights) // members))
 
 
 def finished_exploit(report: Any) -> bool:
@@ -302,7 +381,8 @@ def pick(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
 def measure(
     run: ShipRun, candidates: list[Candidate], echo: Callable[[str], None], stopped: Callable[[], bool]
 ) -> list[dict[str, Any]] | None:
-    """Every candidate's rung rows and score, then the finalists' exploit runs; None when a stop came first."""
+    """Every candidate's rung rows and score, then the finalists' exploit runs; None when a stop came first. The
+    finalists are the best checkpoints by score and the mixture (``ship.mixture``), which is probed first."""
     ship = run.cfg.ship
     assert ship is not None
     rows = []
@@ -315,11 +395,15 @@ def measure(
         row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps, "file": str(c.path),
                "tensor_sha256": c.tensor_sha256, "rung": rung, "score": score(rung), "exploitability": None,
                "exploit_runs": []}  # fmt: skip
+        if c.is_mixture:
+            row["members"] = mixture_metadata(c.path)
         rows.append(row)
         rates = ", ".join(f"{PLAY_MODES[m]} {r['win_rate']:.1%}" for m, r in rung.items())
         echo(f"{c.label} ({c.env_steps:,} env steps) against {ship.rung.opponent}: {rates}")
     if ship.exploit is not None:
-        finalists = sorted(rows, key=lambda r: (r["score"], r["iteration"]), reverse=True)[: ship.exploit.finalists]
+        singles = [r for r in rows if r["label"] != MIXTURE_LABEL]
+        best = sorted(singles, key=lambda r: (r["score"], r["iteration"]), reverse=True)[: ship.exploit.finalists]
+        finalists = [r for r in rows if r["label"] == MIXTURE_LABEL] + best
         for row in finalists:
             cand = next(c for c in candidates if c.label == row["label"])
             runs = exploit_runs(run, cand, echo, stopped)
@@ -328,6 +412,22 @@ def measure(
             row["exploit_runs"] = runs
             row["exploitability"] = exploitability(runs)
     return rows
+
+
+def mixture_metadata(path: Path) -> list[dict[str, Any]]:
+    """A mixture candidate's members as its record lists them: which model of the phase each is, its iteration,
+    env steps and weights checksum, in member order."""
+    from policies.model_file import read_model_meta
+
+    meta = read_model_meta(path)
+    chosen = (meta.get("metadata") or {}).get("mixture_members") or []
+    out = []
+    for i, member in enumerate((meta.get("mixture") or {}).get("members") or []):
+        trained = member.get("metadata") or {}
+        label = chosen[i].get("label") if i < len(chosen) else None
+        out.append({"member": i, "label": label, "iteration": trained.get("iteration"),
+                    "env_steps": trained.get("env_steps"), "tensor_sha256": member.get("tensor_sha256")})  # fmt: skip
+    return out
 
 
 def write_model(src: Path, dst: Path, metadata: dict[str, Any]) -> dict[str, Any]:
@@ -408,6 +508,7 @@ def ship_run(
         raise ShipError(f"{target} exists; ship under another --name, or --force to replace it")
     run = open_run(experiment, experiments_dir)
     candidates_of(run)  # a run without a model to ship fails here, before anything is written
+    mixture_members(run)  # and so does a mixture the rule cannot make
     if detach_argv is not None:
         from common.processes import start_cli_detached
 
@@ -417,7 +518,8 @@ def ship_run(
         return 0
     stop = StopRequest().install()
     try:
-        rows = measure(run, copy_candidates(run), echo, lambda: stop.requested)
+        mixture = mixture_candidate(run)
+        rows = measure(run, [*copy_candidates(run), *([mixture] if mixture else [])], echo, lambda: stop.requested)
         if rows is None:
             echo(f"stopped: the measurements so far are kept in {run.ship_dir}; ship again to continue")
             return 0

@@ -37,6 +37,16 @@ def _commit(recipe: dict[str, Any]) -> str:
     return f"`{recipe['commit']}`" + (" (with uncommitted changes)" if recipe.get("dirty") else "")
 
 
+def _members_line(row: dict[str, Any]) -> list[str]:
+    """The identity table's line naming a per-fight mixture's members (none for a single model)."""
+    members = row.get("members") or []
+    if not members:
+        return []
+    listed = "; ".join(f"m{m['member']} {m.get('label') or 'model'}, iteration {m.get('iteration')}, "
+                       f"{int(m.get('env_steps') or 0):,} env steps" for m in members)  # fmt: skip
+    return [f"| members | {len(members)}, one drawn per fight by its seed: {listed} |"]
+
+
 def card_markdown(model: Path, record: dict[str, Any]) -> str:
     """The card of the shipped file `model`, from its metadata and the measurement `record` (``ship.json``)."""
     meta = read_model_meta(model)
@@ -64,6 +74,7 @@ def card_markdown(model: Path, record: dict[str, Any]) -> str:
         f"{recipe.get('seeds', {}).get('exploit') or '–'} |",
         f"| shipped by | `{record['command']}` |",
         f"| default play | {record['play_mode']} |",
+        *_members_line(picked),
         "",
         f"Picked {record['picked']}: {record['why']}. Each candidate played {rung['fights']} fights per trained build "
         f"against {rung['opponent']} (seed {rung['seed']}, held out), its score the mean of its modes; 95 % intervals:",

@@ -376,7 +376,10 @@ def _served_entries(name: str, model: ModelFile, stat: tuple[int, int, int]) -> 
     count = model.member_count
     if count == 1:
         return [ServedModel(name, model, stat)]
-    return [ServedModel(member_name(name, i), model.member(i), stat, mixture=(name, i, count)) for i in range(count)]
+    served = [ServedModel(member_name(name, i), model.member(i), stat, mixture=(name, i, count)) for i in range(count)]
+    for entry in served:  # a member plays in the mixture's default mode (its file's play_mode), not its own
+        entry.play_mode = play_mode_of(model.metadata)
+    return served
 
 
 def _reply(**fields: Any) -> Reply:

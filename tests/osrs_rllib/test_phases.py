@@ -63,6 +63,22 @@ def test_a_bad_key_inside_a_phase_names_the_phase_the_key_and_the_file(tmp_path:
     assert load_config(REPO / "configs" / "nh.yml").phases == []  # a config without phases: one run, as before
 
 
+def test_a_ship_mixture_needs_the_last_phase_to_write_one(tmp_path: Path) -> None:
+    """``ship.mixture`` ships the last phase's mixture: a last phase whose rule writes none is refused at load,
+    naming the key and the file, and a rule stated in that phase is enough."""
+    phases = [{"name": "a", "stop": {"iterations": 1}}, {"name": "b", "stop": {"iterations": 1},
+                                                         "mixture": {"members": 0}}]  # fmt: skip
+    path = recipe(tmp_path, phases, "nomix")
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "ship": {"candidates": 2, "mixture": True}}))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert (err.value.file, err.value.key) == (str(path), "ship.mixture") and "phase (b)" in err.value.message
+    phases[1]["mixture"] = {"members": 2}
+    path.write_text(yaml.safe_dump({**data, "phases": phases, "ship": {"candidates": 2, "mixture": True}}))
+    assert load_config(path).ship.mixture
+
+
 def test_config_show_lists_the_phases_and_prints_one_resolved(tmp_path: Path) -> None:
     second = {"name": "b", "init_from": "best", "stop": {"iterations": 2}, "ppo": {"lr": 1e-5}}
     path = recipe(tmp_path, [{"name": "a", "stop": {"env_steps": 1000}}, second])
@@ -266,7 +282,8 @@ def test_the_nh_main_recipe_runs_every_phase_at_smoke_size_and_ships(tmp_path: P
     smoke.pop("extends")
     phases = [{**p, "stop": {"iterations": 1}} for p in yaml.safe_load(NH_MAIN.read_text())["phases"]]
     path = tmp_path / "nh-main.yml"
-    ship = {"candidates": 1, "rung": {"opponent": "expert", "fights": 1}, "exploit": None}  # no 4M exploit runs
+    # no 4M exploit runs, and no mixture: one iteration of the hunted phase leaves one model (test_ship.py ships one)
+    ship = {"candidates": 1, "rung": {"opponent": "expert", "fights": 1}, "exploit": None, "mixture": False}
     path.write_text(yaml.safe_dump({**smoke, "extends": str(NH_MAIN), "experiments_dir": str(tmp_path / "exp"),
         "evaluation": {"interval": 1, "fights": 1, "unseen_builds": []}, "checkpoint": {"interval": 1, "keep_last": 3},
         "phases": phases, "ship": ship}))  # fmt: skip

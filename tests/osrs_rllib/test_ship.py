@@ -39,12 +39,19 @@ FAST = ["evaluation.interval=0", "checkpoint.keep_best=false"]
 RUNG = {"opponent": "baseline", "fights": 2, "modes": ["deterministic", "stochastic"]}
 
 
-def trained(tmp_path: Path, ship: dict[str, Any], name: str = "run") -> tuple[Path, Experiment]:
-    """A finished smoke run of two iterations, a checkpoint each, whose config states `ship`."""
+MIXED = {"checkpoint": {"interval": 1, "keep_last": 2, "milestone_env_steps": 512},  # a milestone per iteration
+         "mixture": {"members": 2, "from_fraction": 0.0, "min_gap_env_steps": 1}}  # fmt: skip
+"""Settings under which a two-iteration smoke run's mixture rule picks two models: the latest and iteration 1's."""
+
+
+def trained(
+    tmp_path: Path, ship: dict[str, Any], name: str = "run", extra: dict[str, Any] | None = None
+) -> tuple[Path, Experiment]:
+    """A finished smoke run of two iterations, a checkpoint each, whose config states `ship` (and `extra`)."""
     path = tmp_path / f"{name}.yml"
     path.write_text(yaml.safe_dump({"extends": str(REPO / "configs" / "smoke.yml"), "experiments_dir":
                                     str(tmp_path / "exp"), "checkpoint": {"interval": 1, "keep_last": 2},
-                                    "stop": {"iterations": 2}, "ship": ship}))  # fmt: skip
+                                    "stop": {"iterations": 2}, "ship": ship, **(extra or {})}))  # fmt: skip
     assert run_train(str(path), FAST, echo=lambda _: None) == 0
     return path, Experiment(tmp_path / "exp", name)
 
@@ -207,3 +214,86 @@ def test_a_stopped_ship_keeps_its_measurements_and_continues(tmp_path: Path, ray
     assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
     assert (out / "m.nhmodel").exists() and len(list(rung.iterdir())) == 4
     assert all(p.stat().st_mtime_ns == kept[p.name] for p in rung.iterdir() if p.name in kept)  # not replayed
+
+
+def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp_path: Path, ray_session: None) -> None:
+    """``ship.mixture``: the run's mixture, made by its rule, competes beside the checkpoints. Checked from outside
+    the rung's code path: each member plays the rung's fights alone (`play_match`), and the mixture's row is the
+    per-fight pick of the member `fight_members` draws for that fight's seed."""
+    import numpy as np
+
+    from envs.nh.params import FightParams
+    from osrs_rllib.evaluation import network_act_fn
+    from osrs_rllib.match import PolicySide, play_match
+    from osrs_rllib.ship import MIXTURE_LABEL
+    from osrs_rllib.stratified_fights import spread, trained_builds
+    from policies.fight_rules import fight_rules_of
+    from policies.mixture_draw import fight_members
+
+    rung = {**RUNG, "modes": ["deterministic"]}
+    _, exp = trained(tmp_path, {"candidates": 2, "rung": rung, "mixture": True}, extra=MIXED)
+    out = tmp_path / "models"
+    assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / SHIP_DIR / SHIP_FILE).read_text())
+    assert [r["label"] for r in record["candidates"]] == ["iter-000001", "iter-000002", MIXTURE_LABEL]
+    mix_row = record["candidates"][-1]
+    assert [(m["label"], m["env_steps"]) for m in mix_row["members"]] == [("latest", 1024), ("milestone", 512)]
+    mixture = load_model_file(mix_row["file"])
+    assert mixture.member_count == 2
+    singles = {r["tensor_sha256"]: r for r in record["candidates"][:2]}
+    assert [mixture.member(i).meta["tensor_sha256"] in singles for i in range(2)] == [True, True]
+
+    base = FightParams.from_options(dict(fight_rules_of(mixture).training_options))
+    plan = spread(base, rung["fights"] * len(trained_builds(base)), trained_builds(base))
+    seed = record["rule"]["rung"]["seed"]
+    seeds = [seed + k for k in range(len(plan))]
+    alone = []  # each member's record of every fight, by the fight's index in the plan
+    for i in range(2):
+        side = PolicySide(network_act_fn(mixture.member(i).module), True, mixture.frame_stack)
+        records = play_match(side, None, plan, seeds, [0] * len(plan), parallel=64, kind="baseline")
+        alone.append({r.fight: r for r in records})
+    drawn = fight_members(seeds, 2)
+    picked = [alone[int(drawn[k])][k] for k in range(len(plan))]
+    assert 0 < int(np.sum(drawn)) < len(plan)  # both members played some of the fights
+    row = mix_row["rung"]["deterministic"]
+    assert row["fights"] == len(plan)
+    assert row["wins"] == sum(r.outcome.name == "WON" for r in picked)
+    assert row["mean_damage_dealt"] == pytest.approx(sum(r.damage_dealt for r in picked) / len(plan))
+    assert row["mean_fight_ticks"] == pytest.approx(sum(r.ticks for r in picked) / len(plan))
+    assert mix_row["score"] == pytest.approx(row["win_rate"])
+
+
+def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_path: Path, ray_session: None) -> None:
+    """A mixture the probe picks ships as the mixture file it was measured as (members unchanged, the default play
+    mode in its metadata, which `serve` gives each member), and its card names the members."""
+    from osrs_rllib.ship import MIXTURE_LABEL
+    from serving.models import ModelRegistry
+
+    smoke = str(REPO / "configs" / "smoke.yml")
+    probe = {"finalists": 1, "env_steps": 512, "seeds": [0], "model_modes": ["stochastic"], "final_fights": 2,
+             "config": smoke, "overrides": ["evaluation.fights=1"]}  # fmt: skip
+    _, exp = trained(tmp_path, {"candidates": 2, "rung": {**RUNG, "modes": ["deterministic"]}, "exploit": probe,
+                                "mixture": True}, extra=MIXED)  # fmt: skip
+    out = tmp_path / "models"
+    assert ship_run(str(exp.dir), "m", out, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / SHIP_DIR / SHIP_FILE).read_text())
+    probed = [r["label"] for r in record["candidates"] if r["exploitability"] is not None]
+    assert len(probed) == 2 and MIXTURE_LABEL in probed  # the best checkpoint and, always, the mixture
+    mix_row = next(r for r in record["candidates"] if r["label"] == MIXTURE_LABEL)
+    (run_dir,) = [Path(r["report"]) for r in mix_row["exploit_runs"]]
+    report = json.loads((run_dir / EXPLOIT_FILE).read_text())
+    assert report["exploitability"]["fights"] == 2 * 6  # 2 final fights per build shared by the 2 members
+
+    # whichever won the probe, the mixture row ships as its own file when picked: pick it by hand to check that path
+    from osrs_rllib.ship import write_model
+    from osrs_rllib.ship_card import card_markdown
+
+    shipped = write_model(Path(mix_row["file"]), out / "mix.nhmodel", {"play_mode": "sampling"})
+    model = load_model_file(out / "mix.nhmodel")
+    assert model.member_count == 2 and shipped["tensor_sha256"] == mix_row["tensor_sha256"]
+    card = card_markdown(out / "mix.nhmodel", {**record, "picked": MIXTURE_LABEL})
+    assert "| members | 2, one drawn per fight by its seed: m0 latest" in card and "m1 milestone" in card
+    (tmp_path / "served").mkdir()
+    (tmp_path / "served" / "mix.nhmodel").write_bytes((out / "mix.nhmodel").read_bytes())
+    registry = ModelRegistry(tmp_path / "served", ladder=False)
+    assert {n: registry.models[n].play_mode for n in registry.models} == {"mix.m0": "sampling", "mix.m1": "sampling"}

@@ -79,7 +79,7 @@ from osrs_rllib.bc_data import BCError, Demonstrations, load_demonstrations, spl
 from osrs_rllib.bc_data import replay_files as replay_files  # re-exported: the data side's old address
 from osrs_rllib.bc_data import selected_seats as selected_seats
 from osrs_rllib.config import TrainConfig
-from policies.model_file import ModelFileError, load_model_file, save_model_file
+from policies.model_file import ModelFile, ModelFileError, load_model_file, save_model_file
 from policies.network import MASKED_LOGIT, NHPolicyNetwork, batch_moments, combine_moments
 
 logger = logging.getLogger(__name__)
@@ -144,19 +144,21 @@ INIT_FIX = "pass the config it was trained with (--config, --set model.*=...) or
 
 
 def init_network(
-    cfg: TrainConfig, init: str | os.PathLike[str] | None = None, fix: str = INIT_FIX
+    cfg: TrainConfig, init: str | os.PathLike[str] | None = None, fix: str = INIT_FIX, member: int | None = None
 ) -> NHPolicyNetwork:
-    """The config's network: freshly initialised, or holding the weights of the model file `init`.
+    """The config's network: freshly initialised, or holding the weights of the model file `init` (of its member
+    `member` when the file is a per-fight mixture: a run trains one network, so a mixture needs one named).
 
     Raises:
-        BCError: `init` cannot be loaded, or its shape (input sizes, network config) is not the config's.
+        BCError: `init` cannot be loaded, is a mixture without `member` (or `member` is not one of its members), or
+            its shape (input sizes, network config) is not the config's.
     """
     obs_size, critic_size = network_sizes(cfg)
     network = NHPolicyNetwork(obs_size, critic_size, cfg.model)
     if init is None:
         return network
     try:
-        model = load_model_file(init).single("a warm start")
+        model = pick_member(load_model_file(init), member)
     except ModelFileError as exc:
         raise BCError(str(exc)) from None
     theirs = {"obs_size": model.obs_size, "critic_size": model.critic_size, **(model.meta.get("network") or {})}
@@ -170,6 +172,20 @@ def init_network(
     wanted = network.state_dict()
     network.load_state_dict({k: v for k, v in model.module.state_dict().items() if k in wanted}, strict=True)
     return network
+
+
+def pick_member(model: ModelFile, member: int | None) -> ModelFile:
+    """`model` itself, or its member `member` (`ModelFile.member`): what a warm start loads.
+
+    Raises:
+        ModelFileError: A mixture without `member`, or a `member` the file does not hold.
+    """
+    if member is None:
+        return model.single("a warm start (set init.member to start from one of its members)")
+    if not 0 <= member < model.member_count:
+        raise ModelFileError(f"init.member {member}: {model.path} holds {model.member_count} member(s), "
+                             f"0 to {model.member_count - 1}")  # fmt: skip
+    return model.member(member)
 
 
 def set_normalization(network: NHPolicyNetwork, demos: Demonstrations) -> None:

@@ -58,6 +58,10 @@ class InitConfig(_Section):
     model: str | None = None
     """A ``*.nhmodel`` of the config's network shape (``train --init``); null = fresh networks. Ignored by
     ``--resume``, which continues from the checkpoint's weights."""
+    member: NonNegativeInt | None = None
+    """Which member of a per-fight mixture file to start from (``m0`` is the first the mixture lists: a run's
+    latest model by its `mixture` rule); required for a mixture, since a run trains one network, and an error for a
+    single model unless 0. Null: the file is a single model."""
     critic: bool = True
     """Also take the file's critic (value trunk, head and critic-input statistics). On: a PPO-trained file's critic
     already predicts the §17 returns, and a random one would feed the first iterations noisy advantages that undo

@@ -61,9 +61,13 @@ class InitModel:
     """The state dict to load: the whole network's, or the actor's only (`critic` off)."""
     critic: bool
 
+    member: int | None = None
+    """The member of a per-fight mixture file it started from (``init.member``); None: a single model."""
+
     def provenance(self) -> dict[str, Any]:
         """What a run records about its start (``init.json``, model file metadata)."""
-        return {"model": str(self.path), "sha256": self.sha256, "critic": self.critic}
+        member = {} if self.member is None else {"member": self.member}
+        return {"model": str(self.path), "sha256": self.sha256, "critic": self.critic, **member}
 
 
 def file_sha256(path: Path) -> str:
@@ -89,13 +93,13 @@ def load_init(cfg: TrainConfig) -> InitModel | None:
     if not path.is_file():
         raise WarmStartError(f"--init {cfg.init.model}: no such model file")
     try:
-        network = init_network(cfg, path, fix=TRAIN_FIX)
+        network = init_network(cfg, path, fix=TRAIN_FIX, member=cfg.init.member)
     except BCError as exc:
         raise WarmStartError(str(exc)) from None
     weights = {k: v.detach().clone() for k, v in network.state_dict().items()}
     if not cfg.init.critic:
         weights = {k: v for k, v in weights.items() if not k.startswith(CRITIC_PREFIXES)}
-    return InitModel(path, file_sha256(path), weights, cfg.init.critic)
+    return InitModel(path, file_sha256(path), weights, cfg.init.critic, cfg.init.member)
 
 
 def apply_init(algo: Any, init: InitModel, policy_ids: Iterable[str]) -> list[str]:

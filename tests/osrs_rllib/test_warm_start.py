@@ -186,3 +186,25 @@ def test_load_init_without_the_critic_leaves_its_keys_out(tmp_path: Path) -> Non
     assert whole.sha256 == hashlib.sha256(model.read_bytes()).hexdigest()
 
 
+
+
+def test_a_mixture_warm_starts_from_the_member_init_member_names(tmp_path: Path) -> None:
+    """A run trains one network: a per-fight mixture file starts it only from a named member (``init.member``),
+    whose weights it then holds exactly; no member, or one the file does not hold, is an error naming the key."""
+    from osrs_rllib.warm_start import WarmStartError
+    from policies.mixture import save_mixture_file
+
+    cfg = load_config(SMOKE)
+    members = [write_model(cfg, tmp_path / f"m{i}.nhmodel", seed=20 + i) for i in range(2)]
+    mixture = save_mixture_file([load_model_file(p) for p in members], tmp_path / "mix.nhmodel")
+    with pytest.raises(WarmStartError, match=r"init\.member"):
+        load_init(load_config(SMOKE, [f"init.model={mixture}"]))
+    with pytest.raises(WarmStartError, match=r"init\.member 2"):
+        load_init(load_config(SMOKE, [f"init.model={mixture}", "init.member=2"]))
+    second = load_init(load_config(SMOKE, [f"init.model={mixture}", "init.member=1"]))
+    assert second is not None and second.provenance()["member"] == 1
+    expected = file_weights(members[1])
+    assert set(expected) <= set(second.weights)
+    assert all(torch.equal(second.weights[k], v) for k, v in expected.items())
+    single = load_init(load_config(SMOKE, [f"init.model={members[0]}", "init.member=0"]))  # a single model is m0
+    assert single is not None and all(torch.equal(single.weights[k], v) for k, v in file_weights(members[0]).items())

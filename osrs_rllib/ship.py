@@ -381,12 +381,23 @@ def pick(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
 def measure(
     run: ShipRun, candidates: list[Candidate], echo: Callable[[str], None], stopped: Callable[[], bool]
 ) -> list[dict[str, Any]] | None:
-    """Every candidate's rung rows and score, then the finalists' exploit runs; None when a stop came first. The
-    finalists are the best checkpoints by score and the mixture (``ship.mixture``), which is probed first."""
+    """Every candidate's rung rows and score, and the finalists' exploit runs, as rows in `candidates`' order; None
+    when a stop came first. The finalists are the best checkpoints by score and the mixture (``ship.mixture``).
+    The mixture is measured first, its probe included: it is a finalist whatever the checkpoints score, so its
+    figures need not wait for theirs (a stopped ``ship`` has them first)."""
     ship = run.cfg.ship
     assert ship is not None
-    rows = []
-    for c in candidates:
+    rows: dict[str, dict[str, Any]] = {}
+
+    def probe(c: Candidate) -> bool:
+        runs = exploit_runs(run, c, echo, stopped)
+        if runs is None:
+            return False
+        rows[c.label]["exploit_runs"] = runs
+        rows[c.label]["exploitability"] = exploitability(runs)
+        return True
+
+    for c in sorted(candidates, key=lambda c: not c.is_mixture):  # stable: the checkpoints keep their order
         rung: dict[str, dict[str, Any]] = {}
         for mode in ship.rung.modes:
             if stopped():
@@ -397,21 +408,18 @@ def measure(
                "exploit_runs": []}  # fmt: skip
         if c.is_mixture:
             row["members"] = mixture_metadata(c.path)
-        rows.append(row)
+        rows[c.label] = row
         rates = ", ".join(f"{PLAY_MODES[m]} {r['win_rate']:.1%}" for m, r in rung.items())
         echo(f"{c.label} ({c.env_steps:,} env steps) against {ship.rung.opponent}: {rates}")
+        if c.is_mixture and ship.exploit is not None and not probe(c):
+            return None
     if ship.exploit is not None:
-        singles = [r for r in rows if r["label"] != MIXTURE_LABEL]
-        best = sorted(singles, key=lambda r: (r["score"], r["iteration"]), reverse=True)[: ship.exploit.finalists]
-        finalists = [r for r in rows if r["label"] == MIXTURE_LABEL] + best
-        for row in finalists:
-            cand = next(c for c in candidates if c.label == row["label"])
-            runs = exploit_runs(run, cand, echo, stopped)
-            if runs is None:
+        singles = [c for c in candidates if not c.is_mixture]
+        ranked = sorted(singles, key=lambda c: (rows[c.label]["score"], c.iteration), reverse=True)
+        for c in ranked[: ship.exploit.finalists]:
+            if not probe(c):
                 return None
-            row["exploit_runs"] = runs
-            row["exploitability"] = exploitability(runs)
-    return rows
+    return [rows[c.label] for c in candidates]
 
 
 def mixture_metadata(path: Path) -> list[dict[str, Any]]:

@@ -13,8 +13,9 @@ opponent from the mix by giving it weight 0). `phase_config` builds one phase's 
 config: a bad key names the phase, the key and the file (``nh-main.yml: phases.expert.ppo.lrr: unknown key; ...``).
 
 **Ship.** The rule `osrs_rllib/ship.py` applies: the candidates (the last checkpoints of the last phase), the
-scripted rung that judges them on held-out seeds in each mode of play, and an optional exploitability probe
-(``osrs-rllib exploit`` runs of a given budget and seeds) that picks among the best of them.
+scripted rung that judges them on held-out seeds in each mode of play (with an optional floor a candidate must
+clear), and an optional exploitability probe (``osrs-rllib exploit`` runs of a given budget and seeds) that picks
+among the best of them.
 """
 
 from __future__ import annotations
@@ -88,6 +89,18 @@ class PhaseSpec(_Section):
         return {"iterations": None, "env_steps": None, "minutes": None, **self.settings["stop"]}
 
 
+class ShipFloorConfig(_Section):
+    """The least a candidate must win against the rung to compete at all: a model that loses to the rung more
+    often than this is not shipped however rarely an exploiter beats it, since the exploit probe only ranks the
+    candidates that already fight well. Held in every mode of ``rung.modes`` (the model is seated in one by
+    default and the other is a flag away)."""
+
+    mean: float = Field(0.0, ge=0, le=1)
+    """The win rate as the mean of the trained builds (each build's share of the fights is equal)."""
+    every_build: float = Field(0.0, ge=0, le=1)
+    """The win rate of each trained build alone: a mean can hide one build the rung beats."""
+
+
 class ShipRungConfig(_Section):
     """The scripted rung that judges the candidates: what `osrs-rllib ship` plays each of them against."""
 
@@ -99,6 +112,9 @@ class ShipRungConfig(_Section):
     """Base seed of the fights: held out from training, its evaluation and the cards (`JUDGE_SEED`)."""
     modes: list[Literal["deterministic", "stochastic"]] = Field(default_factory=lambda: list(MODES))
     """Modes each candidate plays in; its score is the mean of their win rates (mean of the trained builds)."""
+    floor: ShipFloorConfig | None = None
+    """The least a candidate must win in each mode to be a finalist or ship (`ShipFloorConfig`); null: none. When
+    no candidate clears it, ``ship`` writes nothing and says what each missed."""
 
     @field_validator("opponent")
     @classmethod
@@ -155,8 +171,8 @@ class ShipConfig(_Section):
     mixture: bool = False
     """The last phase's per-fight mixture competes too: its models chosen by its ``mixture:`` rule
     (`osrs_rllib.run_mixture`), written under ``ship/candidates/``, scored on the rung with a member drawn per fight,
-    and always probed (an exploiter facing several late models is what the mixture is for, so its rung score alone
-    would not say whether it should ship)."""
+    and probed whatever the checkpoints score if it clears the rung's floor (an exploiter facing several late models
+    is what the mixture is for, so its rung score alone would not say whether it should ship)."""
 
 
 def phase_config(base: Any, index: int, source: str, *, experiments_dir: str, init_model: str | None) -> Any:

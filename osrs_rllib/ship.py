@@ -16,9 +16,13 @@ is the rule, and this module applies it to a finished run:
    its default play mode (``play_mode`` in the metadata). The finalist with the lowest exploitability ships.
    With ``ship.mixture`` the last phase's per-fight mixture (its ``mixture:`` rule, `osrs_rllib.run_mixture`)
    competes beside the checkpoints: it plays the rung with each fight's member drawn by the fight's seed, as
-   ``fight`` seats it, and is always a finalist, since an exploiter facing several late models at once is what it
-   is for. Its members share the exploit runs' final fights, so its figure rests on as many fights as a single
-   model's.
+   ``fight`` seats it, and is a finalist whatever the checkpoints score, since an exploiter facing several late
+   models at once is what it is for. Its members share the exploit runs' final fights, so its figure rests on as
+   many fights as a single model's.
+
+   With ``ship.rung.floor`` a candidate that wins less than the floor against the rung in any mode (the mean of
+   the builds, or any one build) is neither a finalist nor shipped: the probe ranks only candidates that already
+   fight well. When none clears it, nothing is written and the error names what each candidate missed.
 4. **The file**: ``<out>/NAME.nhmodel``, the candidate's network byte for byte with metadata that names the recipe
    (the config as given and resolved, the command that trained it, its git commit, the env steps, the seeds) and
    every figure measured, and ``<out>/NAME.card.md``, its card section, printed from the same record
@@ -360,9 +364,44 @@ def exploitability(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def floor_misses(rung: dict[str, dict[str, Any]], floor: Any) -> list[str]:
+    """What a candidate's rung rows (mode -> `EvalResult.to_dict()`) miss of ``ship.rung.floor``, one phrase each
+    (``greedy ZERKER 81.0% < 87.0%``); [] when it clears the floor or there is none."""
+    if floor is None:
+        return []
+    misses = []
+    for mode, row in rung.items():
+        if row["win_rate"] < floor.mean:
+            misses.append(f"{PLAY_MODES[mode]} {row['win_rate']:.1%} < {floor.mean:.1%}")
+        for build, split in row["by_build"].items():
+            if split["win_rate"] < floor.every_build:
+                misses.append(f"{PLAY_MODES[mode]} {build} {split['win_rate']:.1%} < {floor.every_build:.1%}")
+    return misses
+
+
+def finalists(candidates: Sequence[Candidate], rows: dict[str, dict[str, Any]], count: int) -> list[Candidate]:
+    """The candidates the probe measures: the mixture (if any) and the `count` best checkpoints by score (ties to
+    the later), of those that clear the rung's floor (``floor_misses`` empty in their row)."""
+    clear = [c for c in candidates if not rows[c.label]["floor_misses"]]
+    ranked = sorted((c for c in clear if not c.is_mixture), key=lambda c: (rows[c.label]["score"], c.iteration),
+                    reverse=True)  # fmt: skip
+    return [*(c for c in clear if c.is_mixture), *ranked[:count]]
+
+
 def pick(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
-    """The candidate that ships and why, from the measured rows (`measure`'s): the lowest exploitability among the
-    probed finalists, ties to the higher score; without a probe, the highest score (ties to the later one)."""
+    """The candidate that ships and why, from the measured rows (`measure`'s): of those that clear the rung's floor,
+    the lowest exploitability among the probed finalists, ties to the higher score; without a probe, the highest
+    score (ties to the later one).
+
+    Raises:
+        ShipError: No candidate clears the floor (what each missed is named).
+    """
+    clear = [r for r in rows if not r.get("floor_misses")]
+    if not clear:
+        missed = "; ".join(f"{r['label']}: {', '.join(r['floor_misses'])}" for r in rows)
+        raise ShipError(f"no candidate clears ship.rung.floor, so nothing ships ({missed}); the measurements "
+                        "are kept for a ship of the run trained further")  # fmt: skip
+    rows = clear
     probed = [r for r in rows if r.get("exploitability") is not None]
     if probed:
         best = min(probed, key=lambda r: (r["exploitability"]["win_rate"], -r["score"], -r["iteration"]))
@@ -383,8 +422,8 @@ def measure(
 ) -> list[dict[str, Any]] | None:
     """Every candidate's rung rows and score, and the finalists' exploit runs, as rows in `candidates`' order; None
     when a stop came first. The finalists are the best checkpoints by score and the mixture (``ship.mixture``).
-    The mixture is measured first, its probe included: it is a finalist whatever the checkpoints score, so its
-    figures need not wait for theirs (a stopped ``ship`` has them first)."""
+    The mixture is measured first, its probe included: it is a finalist whatever the checkpoints score (if it clears
+    the rung's floor), so its figures need not wait for theirs (a stopped ``ship`` has them first)."""
     ship = run.cfg.ship
     assert ship is not None
     rows: dict[str, dict[str, Any]] = {}
@@ -405,19 +444,18 @@ def measure(
             rung[mode] = rung_row(run, c, mode)
         row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps, "file": str(c.path),
                "tensor_sha256": c.tensor_sha256, "rung": rung, "score": score(rung), "exploitability": None,
-               "exploit_runs": []}  # fmt: skip
+               "exploit_runs": [], "floor_misses": floor_misses(rung, ship.rung.floor)}  # fmt: skip
         if c.is_mixture:
             row["members"] = mixture_metadata(c.path)
         rows[c.label] = row
         rates = ", ".join(f"{PLAY_MODES[m]} {r['win_rate']:.1%}" for m, r in rung.items())
-        echo(f"{c.label} ({c.env_steps:,} env steps) against {ship.rung.opponent}: {rates}")
-        if c.is_mixture and ship.exploit is not None and not probe(c):
+        missed = f"; under the floor: {', '.join(row['floor_misses'])}" if row["floor_misses"] else ""
+        echo(f"{c.label} ({c.env_steps:,} env steps) against {ship.rung.opponent}: {rates}{missed}")
+        if c.is_mixture and ship.exploit is not None and not row["floor_misses"] and not probe(c):
             return None
     if ship.exploit is not None:
-        singles = [c for c in candidates if not c.is_mixture]
-        ranked = sorted(singles, key=lambda c: (rows[c.label]["score"], c.iteration), reverse=True)
-        for c in ranked[: ship.exploit.finalists]:
-            if not probe(c):
+        for c in finalists(candidates, rows, ship.exploit.finalists):
+            if not c.is_mixture and not probe(c):
                 return None
     return [rows[c.label] for c in candidates]
 

@@ -47,6 +47,14 @@ def _members_line(row: dict[str, Any]) -> list[str]:
     return [f"| members | {len(members)}, one drawn per fight by its seed: {listed} |"]
 
 
+def _floor_words(floor: dict[str, Any] | None) -> str:
+    """The rung's floor as the card's sentence states it (none: nothing)."""
+    if not floor:
+        return ""
+    return (f"; a candidate had to win at least {pct(floor['mean'])} in each mode (the mean of the builds) and "
+            f"{pct(floor['every_build'])} with every build to compete")  # fmt: skip
+
+
 def card_markdown(model: Path, record: dict[str, Any]) -> str:
     """The card of the shipped file `model`, from its metadata and the measurement `record` (``ship.json``)."""
     meta = read_model_meta(model)
@@ -77,7 +85,9 @@ def card_markdown(model: Path, record: dict[str, Any]) -> str:
         *_members_line(picked),
         "",
         f"Picked {record['picked']}: {record['why']}. Each candidate played {rung['fights']} fights per trained build "
-        f"against {rung['opponent']} (seed {rung['seed']}, held out), its score the mean of its modes; 95 % intervals:",
+        f"against {rung['opponent']} (seed {rung['seed']}, held out), its score the mean of its modes"
+        + _floor_words(rung.get("floor"))
+        + "; 95 % intervals:",
         "",
         "| candidate | env steps | "
         + " | ".join(f"{rung['opponent']}, {MODE_WORDS[m]}" for m in rung["modes"])
@@ -86,7 +96,7 @@ def card_markdown(model: Path, record: dict[str, Any]) -> str:
     ]
     for row in record["candidates"]:
         ex = row.get("exploitability")
-        mark = " (shipped)" if row is picked else ""
+        mark = " (shipped)" if row is picked else " (under the floor)" if row.get("floor_misses") else ""
         lines.append(
             f"| {row['label']}{mark} | {row['env_steps']:,} | "
             + " | ".join(_interval(row["rung"][m]) for m in rung["modes"])

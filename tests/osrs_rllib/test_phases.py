@@ -269,6 +269,9 @@ def test_the_nh_main_recipe_resolves_within_its_budget() -> None:
     assert cfg.ship is not None and cfg.ship.candidates <= hunted.checkpoint.keep_last
     # the hunted phase keeps the models its per-fight mixture is made of, and that mixture competes at ship
     assert hunted.checkpoint.milestone_env_steps == 1_000_000 and hunted.mixture.members == 3 and cfg.ship.mixture
+    # a candidate under the shipped-model bar against the expert (92 % mean, 87 % every build) does not ship
+    floor = cfg.ship.rung.floor
+    assert floor is not None and (floor.mean, floor.every_build) == (0.92, 0.87)
 
 
 @pytest.mark.slow
@@ -282,8 +285,10 @@ def test_the_nh_main_recipe_runs_every_phase_at_smoke_size_and_ships(tmp_path: P
     smoke.pop("extends")
     phases = [{**p, "stop": {"iterations": 1}} for p in yaml.safe_load(NH_MAIN.read_text())["phases"]]
     path = tmp_path / "nh-main.yml"
-    # no 4M exploit runs, and no mixture: one iteration of the hunted phase leaves one model (test_ship.py ships one)
-    ship = {"candidates": 1, "rung": {"opponent": "expert", "fights": 1}, "exploit": None, "mixture": False}
+    # no 4M exploit runs, no mixture (one iteration of the hunted phase leaves one model; test_ship.py ships one) and
+    # no floor (a one-iteration model does not beat the expert; test_ship.py checks the refusal)
+    ship = {"candidates": 1, "rung": {"opponent": "expert", "fights": 1, "floor": None}, "exploit": None,
+            "mixture": False}  # fmt: skip
     path.write_text(yaml.safe_dump({**smoke, "extends": str(NH_MAIN), "experiments_dir": str(tmp_path / "exp"),
         "evaluation": {"interval": 1, "fights": 1, "unseen_builds": []}, "checkpoint": {"interval": 1, "keep_last": 3},
         "phases": phases, "ship": ship}))  # fmt: skip

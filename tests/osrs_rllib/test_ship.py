@@ -27,6 +27,8 @@ from osrs_rllib.ship import (
     ShipRun,
     exploit_runs,
     exploitability,
+    finalists,
+    floor_misses,
     pick,
     ship_run,
 )
@@ -71,6 +73,44 @@ def test_the_rule_picks_the_best_score_or_the_least_exploitable_finalist() -> No
             "win_rate": 0.7}, {"model_mode": "stochastic", "seed": 0, "win_rate": 0.65}]  # fmt: skip
     assert exploitability(runs) == {"by_mode": {"deterministic": 0.7, "stochastic": 0.65}, "win_rate": 0.65,
                                     "mode": "stochastic"}  # fmt: skip
+
+
+def rung_rows(**by_mode: dict[str, float]) -> dict[str, dict[str, Any]]:
+    """Rung rows per mode from each build's win rate (the mean of the builds as the row's)."""
+    split = {mode: {b: {"win_rate": w} for b, w in builds.items()} for mode, builds in by_mode.items()}
+    return {mode: {"win_rate": sum(builds.values()) / len(builds), "by_build": split[mode]}
+            for mode, builds in by_mode.items()}  # fmt: skip
+
+
+def test_a_candidate_under_the_rung_s_floor_is_neither_a_finalist_nor_shipped() -> None:
+    from osrs_rllib.config_recipe import ShipFloorConfig
+
+    floor = ShipFloorConfig(mean=0.92, every_build=0.87)
+    strong = rung_rows(deterministic={"PURE": 0.95, "ZERKER": 0.91}, stochastic={"PURE": 0.96, "ZERKER": 0.90})
+    one_build = rung_rows(deterministic={"PURE": 0.99, "ZERKER": 0.86}, stochastic={"PURE": 0.99, "ZERKER": 0.95})
+    one_mode = rung_rows(deterministic={"PURE": 0.95, "ZERKER": 0.95}, stochastic={"PURE": 0.93, "ZERKER": 0.90})
+    assert floor_misses(strong, floor) == [] and floor_misses(strong, None) == []
+    assert floor_misses(one_build, floor) == ["greedy ZERKER 86.0% < 87.0%"]
+    assert floor_misses(one_mode, floor) == ["sampling 91.5% < 92.0%"]
+    assert floor_misses(one_mode, ShipFloorConfig(every_build=0.91)) == ["sampling ZERKER 90.0% < 91.0%"]
+
+    cands = [Candidate(label, k, k * 100, Path(f"{label}.nhmodel"), "0" * 64)
+             for k, label in enumerate(["iter-000001", "iter-000002", "iter-000003", "mixture"], 1)]  # fmt: skip
+    scores = {"iter-000001": 0.99, "iter-000002": 0.93, "iter-000003": 0.95, "mixture": 0.90}
+    misses = {"iter-000001": ["greedy ZERKER 86.0% < 87.0%"], "iter-000002": [], "iter-000003": [], "mixture": []}
+    rows = {c.label: {"score": scores[c.label], "floor_misses": misses[c.label]} for c in cands}
+    # the best score is under the floor: the best checkpoint left is probed, and the mixture whatever it scores
+    assert [c.label for c in finalists(cands, rows, 1)] == ["mixture", "iter-000003"]
+    rows["mixture"]["floor_misses"] = ["sampling 90.0% < 92.0%"]
+    assert [c.label for c in finalists(cands, rows, 3)] == ["iter-000003", "iter-000002"]
+
+    picked = [{**candidate_row(c.label, c.iteration, scores[c.label], None), "floor_misses": rows[c.label]
+               ["floor_misses"]} for c in cands]  # fmt: skip
+    assert pick(picked)[0]["label"] == "iter-000003"  # the highest score left, not iter-000001's 99 %
+    for r in picked:
+        r["floor_misses"] = ["greedy 50.0% < 92.0%"]
+    with pytest.raises(ShipError, match=r"no candidate clears ship\.rung\.floor.*iter-000001: greedy 50\.0% < 92\.0%"):
+        pick(picked)
 
 
 def card_rows(card: str) -> list[str]:
@@ -158,6 +198,22 @@ def test_ship_measures_picks_and_writes_the_model_and_its_card(tmp_path: Path, r
     assert runner.invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out), "--force"]).exit_code == 0
     assert sorted(p.stat().st_mtime_ns for p in (exp.dir / SHIP_DIR / "rung").iterdir()) == before  # cached
     assert load_model_file(out / "m.nhmodel").meta["tensor_sha256"] == model.meta["tensor_sha256"]
+
+
+def test_a_run_no_candidate_of_which_clears_the_floor_ships_nothing(tmp_path: Path, ray_session: None) -> None:
+    """Every fight won with every build is a floor a smoke-sized model does not clear: ``ship`` measures, says
+    what each candidate missed (from its own rows) and exits 2 without writing a model, a card or a record."""
+    _, exp = trained(tmp_path, {"candidates": 2, "rung": {**RUNG, "floor": {"every_build": 1.0}}})
+    out = tmp_path / "models"
+    refused = CliRunner().invoke(app, ["ship", str(exp.dir), "--name", "m", "--out", str(out)])
+    assert refused.exit_code == 2 and "no candidate clears ship.rung.floor" in refused.output
+    assert not out.exists() and not (exp.dir / SHIP_DIR / SHIP_FILE).exists()
+    rows = [json.loads(p.read_text()) for p in sorted((exp.dir / SHIP_DIR / "rung").iterdir())]
+    assert len(rows) == 4  # two candidates x two modes, kept for the next ship
+    for row in rows:
+        for build, split in row["by_build"].items():
+            if split["win_rate"] < 1.0:
+                assert f"{build} {split['win_rate']:.1%} < 100.0%" in " ".join(refused.output.split())
 
 
 @pytest.mark.slow

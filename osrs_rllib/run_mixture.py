@@ -69,6 +69,24 @@ def choose_members(found: Sequence[Candidate], rule: MixtureConfig) -> list[Cand
     return chosen
 
 
+def run_members(models_dir: Path, rule: MixtureConfig) -> list[Candidate]:
+    """The members `rule` picks from the run's models in `models_dir` (`choose_members`), at least two.
+
+    Raises:
+        MixtureError: Fewer than two models pass the rule (the run's models listed, and what to change).
+    """
+    found = candidates(models_dir)
+    chosen = choose_members(found, rule)
+    if len(chosen) < 2:
+        listed = ", ".join(f"{c.label} at {c.env_steps:,}" for c in found) or "none"
+        raise MixtureError(
+            f"{models_dir}: {len(chosen)} model(s) pass the mixture rule (from {rule.from_fraction:g} of the run, "
+            f"{rule.min_gap_env_steps:,} env steps apart) and a mixture needs 2; the run's models: {listed}. "
+            "Keep milestones (checkpoint.milestone_env_steps) or loosen mixture.min_gap_env_steps"
+        )
+    return chosen
+
+
 def write_run_mixture(models_dir: Path, rule: MixtureConfig, out: Path | None = None) -> tuple[Path, list[Candidate]]:
     """Choose the members by `rule` and write them as one mixture (default ``models_dir/mixture.nhmodel``); the
     metadata is the latest model's (the run's config, experiment and env steps) plus the rule and the members.
@@ -82,15 +100,7 @@ def write_run_mixture(models_dir: Path, rule: MixtureConfig, out: Path | None = 
     if rule.members < 2:
         raise MixtureError("the config writes no mixture (mixture.members: 0); set mixture.members to 2 or more")
     try:
-        found = candidates(models_dir)
-        chosen = choose_members(found, rule)
-        if len(chosen) < 2:
-            listed = ", ".join(f"{c.label} at {c.env_steps:,}" for c in found) or "none"
-            raise MixtureError(
-                f"{models_dir}: {len(chosen)} model(s) pass the mixture rule (from {rule.from_fraction:g} of the run, "
-                f"{rule.min_gap_env_steps:,} env steps apart) and a mixture needs 2; the run's models: {listed}. "
-                "Keep milestones (checkpoint.milestone_env_steps) or loosen mixture.min_gap_env_steps"
-            )
+        chosen = run_members(models_dir, rule)
         models = [load_model_file(c.path) for c in chosen]
         metadata: dict[str, Any] = dict(models[0].metadata)
         metadata["mixture_rule"] = rule.model_dump()

@@ -175,19 +175,14 @@ def mixture_members(run: ShipRun) -> list[Any]:
         ShipError: The run's output has fewer than two models that pass the rule.
     """
     from osrs_rllib.config import load_config
-    from osrs_rllib.run_mixture import candidates, choose_members
+    from osrs_rllib.run_mixture import MixtureError, run_members
 
     if not run.cfg.ship or not run.cfg.ship.mixture:
         return []
-    rule = load_config(run.output.config_path).mixture
-    found = candidates(run.output.models_dir)
-    chosen = choose_members(found, rule)
-    if len(chosen) < 2:
-        listed = ", ".join(f"{c.label} at {c.env_steps:,}" for c in found) or "none"
-        raise ShipError(f"ship.mixture: {len(chosen)} model(s) of {run.output.models_dir} pass its mixture: rule "
-                        f"(from {rule.from_fraction:g} of the run, {rule.min_gap_env_steps:,} env steps apart) and a "
-                        f"mixture needs 2; its models: {listed}")  # fmt: skip
-    return chosen
+    try:
+        return run_members(run.output.models_dir, load_config(run.output.config_path).mixture)
+    except MixtureError as exc:
+        raise ShipError(f"ship.mixture: {exc}") from None
 
 
 def mixture_candidate(run: ShipRun) -> Candidate | None:

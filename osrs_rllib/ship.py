@@ -47,6 +47,7 @@ from typing import Any
 
 from common.atomic_files import copy_atomic, write_json_atomic
 from osrs_rllib.config import TrainConfig
+from osrs_rllib.config_recipe import ShipFloorConfig
 from osrs_rllib.experiment import MODEL_NAME, Experiment, read_json
 
 SHIP_DIR = "ship"
@@ -359,7 +360,7 @@ def exploitability(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def floor_misses(rung: dict[str, dict[str, Any]], floor: Any) -> list[str]:
+def floor_misses(rung: dict[str, dict[str, Any]], floor: ShipFloorConfig | None) -> list[str]:
     """What a candidate's rung rows (mode -> `EvalResult.to_dict()`) miss of ``ship.rung.floor``, one phrase each
     (``greedy ZERKER 81.0% < 87.0%``); [] when it clears the floor or there is none."""
     if floor is None:

@@ -49,6 +49,14 @@ from league.players import MAIN, player_kind
 logger = logging.getLogger(__name__)
 
 SLOT_PREFIX = "league_slot_"
+MIRROR_POLICY = "main_mirror"
+"""The frozen copy of main that plays the exploiters' games when main does not learn from them
+(`LeagueConfig.main_learns_from_exploiters` false): main's weights, copied in after every iteration."""
+
+
+def uses_mirror(config: Any) -> bool:
+    """Whether a league of this `LeagueConfig` seats `MIRROR_POLICY` in the exploiters' games against main."""
+    return not config.main_learns_from_exploiters and (config.main_exploiters + config.league_exploiters) > 0
 
 
 def slot_policy_id(i: int) -> str:
@@ -250,6 +258,8 @@ class LeagueRunner:
         return int(np.random.SeedSequence([self.seed, index, resets]).generate_state(1)[0])
 
     def _seat_policy(self, learner: str, opponent: str) -> str | None:
+        if opponent == MAIN and learner != MAIN and not self.league.config.main_learns_from_exploiters:
+            return MIRROR_POLICY
         if opponent == learner or opponent == MAIN or opponent in self.league.exploiters:
             return opponent
         if opponent in self.fixed_policies:
@@ -307,6 +317,8 @@ class LeagueRunner:
             final[learner] = tuple(PlanEntry(r.seat_policy, r.opponent, r.kind, r.prob / total) for r in rows)
         contents += [None] * (self.slots - len(contents))
         self._fill_slots(algorithm, contents)
+        if uses_mirror(self.league.config):
+            self._mirror_main(algorithm)
         plan = LeaguePlan(
             generation=self.generation,
             learners=learners,
@@ -325,6 +337,12 @@ class LeagueRunner:
         if {g: len(p) for g, p in self.slot_groups.items()} != dict(slots_for):
             return True
         return any(pid not in self.league.snapshots for pids in self.slot_groups.values() for pid in pids)
+
+    def _mirror_main(self, algorithm: Any) -> None:
+        """Copy main's weights into `MIRROR_POLICY` (state dict to state dict: the float64 statistics exactly, as a
+        reset does) and push them to the runners, so the exploiters' next games face main as it is now."""
+        algorithm.get_policy(MIRROR_POLICY).model.load_state_dict(algorithm.get_policy(MAIN).model.state_dict())
+        algorithm.env_runner_group.sync_weights(policies=[MIRROR_POLICY])
 
     def _fill_slots(self, algorithm: Any, contents: list[tuple[str, str] | None]) -> None:
         changed = []

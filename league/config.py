@@ -18,6 +18,7 @@ from pydantic.dataclasses import dataclass
 from common.suggest import closest
 from common.validation import (
     Count,
+    Flag,
     Invalid,
     KeyedError,
     Number,
@@ -113,6 +114,11 @@ class LeagueConfig:
     rest equally (null: every learner an equal share). Episodes are the learners' one shared budget: drawn
     equally, main's own games were 30 % of a three-learner run's env steps (docs/league.md), so main met its mix
     (the scripted rungs, its past selves) far less than in a one-learner run of the same length."""
+    main_learns_from_exploiters: Flag = True
+    """Whether main learns from the games the exploiters play against it (main sits in seat 1 of each). True: main
+    trains on them too, best-responding to whatever the exploiter found, a cycle in a game of guesses (docs/league.md).
+    False: a frozen copy of main, refreshed every iteration, plays them; the exploiter still hunts main's current
+    policy (its probe reads the same), and main's updates come from its own mix alone."""
     league_exploiter_reset_probability: Probability = 0.25
     """Chance that a league exploiter is reset after a checkpoint (main exploiters: always)."""
     exploiter_reset_to: Annotated[str, choice(RESET_TARGETS)] = "main"

@@ -54,7 +54,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
 from osrs_rllib.config_errors import ConfigError, config_error
 from osrs_rllib.config_files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
-from osrs_rllib.config_options import InitConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config_options import InitConfig, MagnetConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config_recipe import PhaseSpec, ShipConfig, check_phases, phase_key
 from osrs_rllib.config_types import (
     LOG_LEVELS,
@@ -257,6 +257,8 @@ class PPOConfig(_Section):
     guessing game (spec §6.5: the protection up when the hit is made is what counts), where a fixed rule is what
     an exploiter reads (docs/league.md "What the exploiter finds"), while eating or gear choices have a right
     answer that a larger bonus on *every* head would only blur."""
+    magnet: MagnetConfig = MagnetConfig()
+    """Main's KL toward a magnet policy (off by default; `MagnetConfig`, docs/league.md "Regularised self-play")."""
     lr: PositiveStepSchedule = StepSchedule.constant(3e-4)
     """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
     grad_clip: float | None = Field(0.5, gt=0)

@@ -12,7 +12,7 @@ train batch before any minibatch is cut, so ``Σ_i (n_i / n) · mean_i = mean``:
 (`tests/osrs_rllib/test_grad_accumulation.py`). The learner statistics (losses, entropy, explained variance) are
 the same weighted means of the micro-batches' figures; the explained variance, not a mean, is approximated so.
 
-With k = 1 the trainer keeps RLlib's own `PPOTorchPolicy` (`osrs_rllib.learner_precision.policy_spec`), so a run
+With k = 1 the trainer keeps RLlib's own `PPOTorchPolicy` (`osrs_rllib.ppo_policy.policy_spec`), so a run
 without accumulation is the run it was.
 """
 

@@ -11,7 +11,8 @@ rounded to bfloat16's 8 significant bits.
 That rounding changes the update a little: on the shipped model's own fights the log-probability of a taken
 action moves by 0.003 on average (0.03 at the 99th percentile), so the ratio PPO clips at 1 ± 0.2 starts at
 1 ± 0.003 instead of exactly 1. Sampling, evaluation and serving never autocast: behaviour is computed in float32.
-``float32`` keeps RLlib's update as it is.
+``float32`` keeps RLlib's update as it is. The autocast itself is applied by the trainable policies' class
+(`osrs_rllib/ppo_policy.py`).
 
 ``auto`` (the default) is ``bfloat16`` where the learner's CPU multiplies bfloat16 natively (AVX512-BF16 or AMX, as
 torch's own dispatch detects them) and ``float32`` elsewhere: without those instructions the autocast only adds
@@ -22,13 +23,9 @@ within the spread of the float32 learner's (one seed per setting).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import torch
-from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
-from ray.rllib.policy.policy import PolicySpec
-
-from osrs_rllib.grad_accumulation import ACCUMULATION_KEY, AccumulatingPPOTorchPolicy
 
 Precision = Literal["float32", "bfloat16"]
 AUTO = "auto"
@@ -63,36 +60,3 @@ def describe(setting: str) -> str:
         return f"learner: {precision} (ppo.learner_precision: {setting})"
     why = "this CPU multiplies bfloat16 natively" if precision == "bfloat16" else "no native bfloat16 on this CPU"
     return f"learner: {precision} (ppo.learner_precision: auto; {why})"
-
-
-class _BFloat16Loss:
-    """Runs the policy's loss (forward only; backward follows the recorded dtypes) under a bfloat16 autocast."""
-
-    device: torch.device
-
-    def loss(self, model: Any, dist_class: Any, train_batch: Any) -> Any:
-        with torch.autocast(self.device.type, dtype=torch.bfloat16):
-            return super().loss(model, dist_class, train_batch)  # type: ignore[misc]
-
-
-class BFloat16PPOTorchPolicy(_BFloat16Loss, PPOTorchPolicy):
-    """RLlib's PPO torch policy with its loss under a bfloat16 autocast (module docstring)."""
-
-
-class BFloat16AccumulatingPPOTorchPolicy(_BFloat16Loss, AccumulatingPPOTorchPolicy):
-    """Gradient accumulation (`osrs_rllib/grad_accumulation.py`) with each micro-batch's loss under the autocast."""
-
-
-def policy_spec(accumulation_steps: int, setting: str) -> PolicySpec:
-    """The `PolicySpec` of a trainable policy: RLlib's own PPO policy for k = 1 in float32 (a run without either
-    option is the run it was), else the class that adds gradient accumulation, the autocast, or both. `setting` is
-    resolved on the calling process's CPU, the driver's, where the old API stack's learner runs."""
-    precision = resolve(setting)
-    steps = int(accumulation_steps)
-    config = {ACCUMULATION_KEY: steps} if steps > 1 else None
-    if precision == "bfloat16":
-        cls = BFloat16AccumulatingPPOTorchPolicy if steps > 1 else BFloat16PPOTorchPolicy
-        return PolicySpec(policy_class=cls, config=config)
-    if steps > 1:
-        return PolicySpec(policy_class=AccumulatingPPOTorchPolicy, config=config)
-    return PolicySpec()

@@ -83,8 +83,8 @@ def build_algorithm_config(
 
     from osrs_rllib import learner_threads
     from osrs_rllib.callbacks import TrainingCallbacks
-    from osrs_rllib.learner_precision import policy_spec
     from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
+    from osrs_rllib.ppo_policy import magnet_settings, policy_spec
     from osrs_rllib.training_env import policy_mapping_fn
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
@@ -95,7 +95,11 @@ def build_algorithm_config(
         scripted_in_env=cfg.opponents.scripted_in_env,
     )
     ppo = cfg.ppo
-    policies: dict[str, Any] = {p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision) for p in learners}
+    magnet = magnet_settings(ppo.magnet)  # main's alone: the exploiters are best responses by design
+    policies: dict[str, Any] = {
+        p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision, magnet if p == LEARNER_POLICY else None)
+        for p in learners
+    }
     scripted = set(mix.policy_ids())
     if cfg.league_enabled and not cfg.opponents.scripted_in_env:
         scripted |= {pid for pid in fixed_policies(False).values() if pid is not None}
@@ -104,10 +108,12 @@ def build_algorithm_config(
         if pid.startswith(SCRIPTED_PREFIX):
             policies[pid] = scripted_policy_spec(pid[len(SCRIPTED_PREFIX) :], seed=seed)
     if cfg.league_enabled:
-        from league.callback import slot_policy_id
+        from league.callback import MIRROR_POLICY, slot_policy_id, uses_mirror
 
         for i in range(cfg.opponents.league_slots):
             policies[slot_policy_id(i)] = PolicySpec()  # frozen: not in policies_to_train
+        if uses_mirror(cfg.league):
+            policies[MIRROR_POLICY] = PolicySpec()  # frozen main in the exploiters' games (league.callback)
         from league.players import target_id
         from policies.model_file_policy import model_file_policy_spec
 

@@ -61,7 +61,9 @@ def tensorboard_tag(key: str) -> str:
     if key.startswith("env_runners/custom_metrics/"):
         return "fight/" + key[len("env_runners/custom_metrics/") :]
     if key.startswith("info/learner/"):
-        return "learner/" + key[len("info/learner/") :].replace("learner_stats/", "")
+        stat = key[len("info/learner/") :].replace("learner_stats/", "")
+        magnet = stat.find("/magnet/")  # main's magnet (`osrs_rllib/ppo_policy.py`): magnet/kl/<head>, magnet/coeff
+        return stat[magnet + 1 :] if magnet >= 0 else "learner/" + stat
     if key.startswith("custom_metrics/"):
         return "train/" + key[len("custom_metrics/") :]
     return "rllib/" + key

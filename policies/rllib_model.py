@@ -131,6 +131,11 @@ class NHTorchModel(TorchModelV2, nn.Module):
             )
         self._critic_in: Tensor | None = None
         self._features: Tensor | None = None
+        self._actor_in: Tensor | None = None
+        self._env_mask: Tensor | None = None
+        """The last forward's actor input and env mask: a magnet network evaluates the same rows (`ppo_policy`)."""
+        self._head_log_probs: Tensor | None = None
+        """The last `logp` call's per-head log-probabilities (B, 12, MAX), with their gradient: the magnet's KL."""
         self._head_entropy: Tensor | None = None
         weights = (model_config.get("custom_model_config") or {}).get("head_entropy_weights")
         self.head_entropy_weights = torch.tensor(
@@ -146,8 +151,9 @@ class NHTorchModel(TorchModelV2, nn.Module):
         actor_in = obs[OBS_KEY].float()
         features = self.net.features(actor_in)
         self._features = features
+        self._actor_in, self._env_mask = actor_in, obs[MASK_KEY].float()
         self._critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
-        return torch.cat([features, obs[MASK_KEY].float()], dim=-1), state
+        return torch.cat([features, self._env_mask], dim=-1), state
 
     def fresh_state(self, seed: int) -> dict[str, Tensor]:
         """The state dict of a newly built twin of this model (same class, spaces and config): the weights and
@@ -292,6 +298,7 @@ class NHActionDistribution(TorchDistributionWrapper):
         model = self.model
         if isinstance(model, NHTorchModel):
             model._head_entropy = self._path_entropy()
+            model._head_log_probs = log_probs  # the magnet's KL reads the loss's own (`osrs_rllib/ppo_policy.py`)
 
     def _path_entropy(self) -> Tensor:
         """Each head's entropy along the remembered actions (B, 12), computed once per `logp` call: the loss's

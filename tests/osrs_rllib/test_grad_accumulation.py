@@ -12,7 +12,7 @@ from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
 from ray.rllib.policy.sample_batch import SampleBatch
 
 from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy, micro_batch_bounds
-from osrs_rllib.learner_precision import policy_spec
+from osrs_rllib.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
 
 
 def one_update(setting: dict[str, Any], steps: int) -> tuple[dict[str, np.ndarray], dict[str, Any], Any]:
@@ -49,7 +49,7 @@ def test_k_micro_batches_give_the_update_of_one_minibatch(setting: dict[str, Any
 
 def test_one_step_keeps_rllibs_own_policy() -> None:
     assert policy_spec(1, "float32").policy_class is None
-    assert policy_spec(4, "float32").policy_class is AccumulatingPPOTorchPolicy and policy_spec(
-        4, "float32"
-    ).config == {"grad_accumulation_steps": 4}
+    spec = policy_spec(4, "float32")
+    assert spec.policy_class is NHPPOTorchPolicy
+    assert spec.config == {PRECISION_KEY: "float32", "grad_accumulation_steps": 4}
     assert micro_batch_bounds(3, 8) == [(0, 1), (1, 2), (2, 3)]

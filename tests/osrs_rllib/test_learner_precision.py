@@ -17,22 +17,23 @@ from osrs_rllib import learner_precision
 from osrs_rllib.config import ConfigError, load_config
 from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy
 from osrs_rllib.learner_precision import (
-    BFloat16AccumulatingPPOTorchPolicy,
-    BFloat16PPOTorchPolicy,
     describe,
-    policy_spec,
     resolve,
 )
+from osrs_rllib.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
 from policies.network import NHPolicyNetwork
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"
 NH = SMOKE.parent / "nh.yml"
 
 
-def gradients(setting: dict[str, Any], cls: type, steps: int = 1) -> tuple[torch.Tensor, dict[str, Any], list[Any]]:
+def gradients(
+    setting: dict[str, Any], cls: type, steps: int = 1, extra: dict[str, Any] | None = None
+) -> tuple[torch.Tensor, dict[str, Any], list[Any]]:
     """The flattened gradient of one PPO loss on the fixture's batch, its learner statistics, and the dtypes
     every Linear layer of the network produced during that loss."""
-    policy = cls(setting["space"], setting["action_space"], {**setting["config"], "grad_accumulation_steps": steps})
+    config = {**setting["config"], "grad_accumulation_steps": steps, **(extra or {})}
+    policy = cls(setting["space"], setting["action_space"], config)
     policy.model.load_state_dict({k: torch.as_tensor(v) for k, v in setting["weights"].items()})
     dtypes: list[Any] = []
     hooks = [
@@ -51,9 +52,8 @@ def gradients(setting: dict[str, Any], cls: type, steps: int = 1) -> tuple[torch
 @pytest.mark.parametrize("steps", [1, 4])
 def test_bfloat16_loss_is_the_float32_loss_to_rounding(setting: dict[str, Any], steps: int) -> None:
     base_cls = PPOTorchPolicy if steps == 1 else AccumulatingPPOTorchPolicy
-    bf16_cls = BFloat16PPOTorchPolicy if steps == 1 else BFloat16AccumulatingPPOTorchPolicy
     exact, exact_stats, exact_dtypes = gradients(setting, base_cls, steps)
-    rounded, rounded_stats, rounded_dtypes = gradients(setting, bf16_cls, steps)
+    rounded, rounded_stats, rounded_dtypes = gradients(setting, NHPPOTorchPolicy, steps, {PRECISION_KEY: "bfloat16"})
     assert exact_dtypes and set(exact_dtypes) == {torch.float32}
     assert rounded_dtypes and set(rounded_dtypes) == {torch.bfloat16}  # every product of the loss ran in bfloat16
     assert torch.isfinite(rounded).all() and rounded.abs().sum() > 0
@@ -83,9 +83,11 @@ def test_network_outputs_float32_under_autocast() -> None:
 
 def test_policy_spec_and_the_config_key() -> None:
     assert policy_spec(1, "float32").policy_class is None  # RLlib's own policy: the default run is unchanged
-    assert policy_spec(1, "bfloat16").policy_class is BFloat16PPOTorchPolicy
+    spec = policy_spec(1, "bfloat16")
+    assert spec.policy_class is NHPPOTorchPolicy and spec.config == {PRECISION_KEY: "bfloat16"}
     spec = policy_spec(3, "bfloat16")
-    assert spec.policy_class is BFloat16AccumulatingPPOTorchPolicy and spec.config == {"grad_accumulation_steps": 3}
+    assert spec.policy_class is NHPPOTorchPolicy
+    assert spec.config == {PRECISION_KEY: "bfloat16", "grad_accumulation_steps": 3}
     assert load_config(SMOKE, ["ppo.learner_precision=bfloat16"]).ppo.learner_precision == "bfloat16"
     with pytest.raises(ConfigError) as err:
         load_config(SMOKE, ["ppo.learner_precision=float16"])
@@ -100,7 +102,7 @@ def test_auto_is_bfloat16_only_where_the_cpu_multiplies_it_natively(
         monkeypatch.setattr(torch.cpu, name, lambda native=native: native, raising=False)
     expected = "bfloat16" if native else "float32"
     assert resolve("auto") == expected
-    assert (policy_spec(1, "auto").policy_class is BFloat16PPOTorchPolicy) is native
+    assert (policy_spec(1, "auto").policy_class is NHPPOTorchPolicy) is native
     assert describe("auto") == (
         "learner: bfloat16 (ppo.learner_precision: auto; this CPU multiplies bfloat16 natively)"
         if native

@@ -206,9 +206,11 @@ def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Pat
     state = pickle.loads((run / "checkpoints" / "iter-000002" / "policies" / "main" / "policy_state.pkl").read_bytes())
     # accumulating, and autocast where the default learner precision (auto) resolves to bfloat16 on this CPU
     from osrs_rllib.learner_precision import resolve
+    from osrs_rllib.ppo_policy import PRECISION_KEY
 
-    prefix = "BFloat16" if resolve("auto") == "bfloat16" else ""
-    assert state["policy_spec"]["policy_class"].__name__ == f"{prefix}AccumulatingPPOTorchPolicy"
+    assert state["policy_spec"]["policy_class"].__name__ == "NHPPOTorchPolicy"
+    assert state["policy_spec"]["config"]["grad_accumulation_steps"] == 4
+    assert state["policy_spec"]["config"][PRECISION_KEY] == resolve("auto")
     sets[0] = "stop.iterations=3"
     resumed = train("--resume")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]

@@ -44,8 +44,8 @@ def run(snapshots: int, iterations_per_batch: int) -> dict[str, Any]:
     import ray
 
     from league.callback import LeagueRunner
-    from osrs_rllib.config import load_config
-    from osrs_rllib.rllib_config import build_algorithm_config, fixed_policies, make_league, register_everything
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.algorithm import build_algorithm_config, fixed_policies, make_league, register_everything
 
     cfg = load_config(
         REPO / "configs" / "smoke.yml",

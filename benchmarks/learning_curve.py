@@ -42,7 +42,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from osrs_rllib.experiment import STATE_FILE  # noqa: E402
+from osrs_rllib.experiments.layout import STATE_FILE  # noqa: E402
 
 NAME = "learning-curve"
 
@@ -90,7 +90,7 @@ def final_rating(exp_dir: Path, fights: int, seed: int, unseen: list[str]) -> li
     deterministic and stochastic, with the run's own fight parameters (rules included), split by build and
     fight type."""
     from envs.nh.loadouts import Build
-    from osrs_rllib.evaluation import evaluate
+    from osrs_rllib.evaluation.policy_fights import evaluate
     from policies.fight_rules import fight_rules_of
     from policies.model_file import load_model_file
 

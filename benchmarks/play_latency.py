@@ -15,7 +15,7 @@ What is timed, on the real stack (uvicorn on 127.0.0.1, the WebSocket, the engin
    *while the machine also trains*; run a training job beside it (``osrs-rllib train configs/nh.yml --detach``)
    and the script prints the load average it saw.
 2. **Decision latency** of the opponent, from the request (right after a tick) to the answer: p50 and p99 for a
-   model file in-process (`osrs_rllib.fight.ModelSide` in a worker thread) and through a running
+   model file in-process (`osrs_rllib.evaluation.fight.ModelSide` in a worker thread) and through a running
    ``osrs-rllib serve`` (``--server``), started by this script as a user starts it. Same model, same pace
    (``--latency-tick-ms``), ``--latency-ticks`` ticks each.
 

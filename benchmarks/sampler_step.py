@@ -1,5 +1,5 @@
 """The lockstep sampler's time per env step, split into env / inference / sampler, for its dict path and its array
-path (`osrs_rllib/lockstep_arrays.py`) on the same machine, interleaved fragment by fragment.
+path (`osrs_rllib/training/sampling/arrays.py`) on the same machine, interleaved fragment by fragment.
 
 How to run this script::
 
@@ -60,9 +60,9 @@ def league_plan(cfg: Any) -> Any:
 
 
 def build(config: str, overrides: list[str], arrays: bool) -> tuple[Any, Any]:
-    from osrs_rllib.config import load_config
-    from osrs_rllib.lockstep_sampler import LockstepSampler
-    from osrs_rllib.rllib_config import build_algorithm_config, register_everything
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
+    from osrs_rllib.training.sampling.lockstep import LockstepSampler
 
     register_everything()
     cfg = load_config(config, overrides)

@@ -26,7 +26,7 @@ Compare the samplers with ``--set runners.sampler=rllib``.
 ``--whole-run --minutes M`` runs the config as ``osrs-rllib train`` does instead (the same `Trainer`: its
 evaluation, checkpoint and league snapshot intervals as they are, TensorBoard, a temporary experiments directory
 unless ``--experiments-dir``) until M minutes of wall time have passed since its first iteration began (or a stop
-limit of the config is reached), and prints the run's time account (`osrs_rllib.time_account`): where every
+limit of the config is reached), and prints the run's time account (`osrs_rllib.training.time_account`): where every
 second went. Its figures:
 
 * **whole-run env steps/s**: env steps over the wall time from the first iteration to the run's end (start-up,
@@ -68,9 +68,9 @@ def per_env_step(cfg: Any, perf: dict[str, float]) -> dict[str, float]:
 def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
     import ray
 
-    from osrs_rllib.config import load_config
-    from osrs_rllib.rllib_config import build_algorithm_config, register_everything
-    from osrs_rllib.train_report import env_steps_of
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
+    from osrs_rllib.training.report import env_steps_of
 
     cfg = load_config(config, overrides)
     from common.ray_errors import dashboard_port_beside_others
@@ -128,7 +128,7 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
 
 
 class WallClockLimit:
-    """A stop rule (`osrs_rllib.trainer_parts.StopRule`): `minutes` of wall time from its first check (the loop's
+    """A stop rule (`osrs_rllib.training.parts.StopRule`): `minutes` of wall time from its first check (the loop's
     start, so Ray's start-up does not eat the budget), or the config's own limits, whichever comes first."""
 
     def __init__(self, minutes: float, limits: Any) -> None:
@@ -149,10 +149,10 @@ def whole_run(config: str, overrides: list[str], minutes: float, experiments_dir
     """Train `config` as `osrs-rllib train` does for `minutes` of wall time; the run's time account and rates."""
     import tempfile
 
-    from osrs_rllib.config import load_config
-    from osrs_rllib.experiment import Experiment
-    from osrs_rllib.train import Trainer
-    from osrs_rllib.trainer_parts import StopLimits
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.experiments.layout import Experiment
+    from osrs_rllib.training.parts import StopLimits
+    from osrs_rllib.training.trainer import Trainer
 
     with tempfile.TemporaryDirectory(prefix="train-throughput-") as tmp:
         root = experiments_dir or tmp

@@ -1,6 +1,6 @@
 """The win-rate interval every report prints: Wilson's score interval of a binomial proportion.
 
-Why in `common`: the fight command, the build splits (`osrs_rllib/stratified_fights.py`) and the analysis tables all
+Why in `common`: the fight command, the build splits (`osrs_rllib/evaluation/stratified.py`) and the analysis tables all
 word their win rates with it, and it needs nothing but `math`.
 """
 

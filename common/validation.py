@@ -6,7 +6,7 @@ their checks as pydantic types and constraints (the named types below, ``Field(g
 a check pydantic cannot state raises `Invalid`. `render` turns any resulting `ValidationError` into one line,
 ``<what was wrong>; expected <what> (did you mean 'x'?)``: the layers raise it as their `KeyedError` (model
 files, league checkpoints and reset options have no file), the application's `ConfigError` adds the file that
-set the key (`osrs_rllib/config_errors.py`). Pydantic is the one third-party import of `common/`: every layer
+set the key (`osrs_rllib/config/errors.py`). Pydantic is the one third-party import of `common/`: every layer
 that has settings already depends on it, and the layer rules (`tests/test_layers.py`) forbid only frameworks.
 """
 

@@ -2,7 +2,7 @@
 
 PyYAML silently keeps the last of two equal keys, so a config or data file that sets a key twice would
 quietly lose the first value; and its YAML 1.1 resolver reads ``1e-4`` (no dot) as a string. The training
-config (`osrs_rllib/config_files.py`) loads with `StrictLoader` as is; the builds and randomisation tables
+config (`osrs_rllib/config/files.py`) loads with `StrictLoader` as is; the builds and randomisation tables
 (`envs/nh/loadouts/tables.py`) add only line positions to its containers, and reuse `duplicate_key` to
 word the same problem with their own ``file:line`` prefix. PyYAML is the only import, so every layer may
 use this module.

@@ -9,7 +9,7 @@ magnet that is an exponential moving average of the learner's own parameters low
 each result gives this code are in docs/league.md ("Regularised self-play").
 
 This module is plain torch (no RLlib): the KL over one batch of the 12 autoregressive heads and the magnets' own
-log-probabilities. The learner's policy class (`osrs_rllib/ppo_policy.py`) adds the term to PPO's loss.
+log-probabilities. The learner's policy class (`osrs_rllib/training/learner/ppo_policy.py`) adds the term to PPO's loss.
 
 The KL follows the autoregressive chain as PPO's loss does: every head's distribution is conditioned on the earlier
 heads *as sampled* (the batch's actions), for the policy and the magnet alike, so both see the same legal values of

@@ -9,7 +9,7 @@ import numpy as np
 
 MEMBER_STREAM = 0x6D6978
 """Mixed into a fight's seed before a member is drawn, so the draw is independent of the simulator's and the
-seats' own uses of that seed (`osrs_rllib.batched_fights.seat_seed`)."""
+seats' own uses of that seed (`osrs_rllib.evaluation.batched.seat_seed`)."""
 DRAW = "per fight, uniform: policies.mixture_draw.fight_member(fight seed, members)"
 """How a mixture's members are drawn, as its metadata records it."""
 

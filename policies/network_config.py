@@ -1,6 +1,6 @@
 """Hyperparameters of the policy network, as one frozen pydantic dataclass.
 
-It lives apart from `policies/network.py` so that the application's config schema (`osrs_rllib/config.py`)
+It lives apart from `policies/network.py` so that the application's config schema (`osrs_rllib/config/schema.py`)
 and the model file's metadata can describe a network without importing torch. Sizes of the inputs and the
 action heads are not here: they come from the contract (`envs/nh/contract.py`) and the frame stacking.
 A pydantic dataclass rather than a `BaseModel`: the config schema embeds it as is, while `dataclasses.fields`

@@ -13,7 +13,7 @@ eager policy from a loaded model file so that a file can gain (or replace) the e
 
 Training (`fit_outcome`) is plain torch on arrays the caller provides: weighted binary cross-entropy (the
 caller weights ticks so that long fights do not dominate), Adam, early stopping on the validation loss, then
-Platt scaling on the validation set. Collecting fights and splitting them is `osrs_rllib/outcome.py`'s job.
+Platt scaling on the validation set. Collecting fights and splitting them is `osrs_rllib/evaluation/outcome.py`'s job.
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def fit_outcome(
     """Train an `OutcomeNetwork` on observations `x` (N, D), labels `y` (1 won, 0 not) and tick weights `w`.
 
     Early stopping keeps the weights of the epoch with the lowest weighted validation log-loss; Platt scaling
-    is then fitted on the validation ticks, which is why `osrs_rllib.outcome` reports figures on fights that
+    is then fitted on the validation ticks, which is why `osrs_rllib.evaluation.outcome` reports figures on fights that
     neither step saw.
 
     Raises:

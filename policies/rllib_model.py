@@ -298,7 +298,7 @@ class NHActionDistribution(TorchDistributionWrapper):
         model = self.model
         if isinstance(model, NHTorchModel):
             model._head_entropy = self._path_entropy()
-            model._head_log_probs = log_probs  # the magnet's KL reads the loss's own (`osrs_rllib/ppo_policy.py`)
+            model._head_log_probs = log_probs  # the magnet's KL reads the loss's own (`training/learner/ppo_policy.py`)
 
     def _path_entropy(self) -> Tensor:
         """Each head's entropy along the remembered actions (B, 12), computed once per `logp` call: the loss's

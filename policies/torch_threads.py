@@ -7,7 +7,7 @@ took 93-111 s on a quiet machine with torch's default of two threads and 1,134-2
 one, such rows took 81-89 s (another model's, with a test run beside some of them), and 3,000 `fight`s against the
 baseline 69 s beside a training run where two threads had taken 988 s beside an exploit run. A fight batch's
 forward pass and the simulator simply take turns. The learner, whose matrix products are large enough to gain
-from two threads, chooses for itself (`osrs_rllib.learner_threads`).
+from two threads, chooses for itself (`osrs_rllib.training.learner.threads`).
 """
 
 from __future__ import annotations

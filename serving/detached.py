@@ -2,8 +2,8 @@
 
 A detached server is ``osrs-rllib serve`` in a new session, recorded in ``<state dir>/serve-<port>.json`` so that
 ``serve status`` and ``serve stop`` find it without a daemon (the scheme of detached training runs,
-`osrs_rllib/jobs.py`). Nothing here imports Ray: ``serve status`` and ``serve stop`` answer in a fraction of a
-second, and `serving.runtime` (which does import Ray) uses the same records.
+`osrs_rllib/experiments/jobs.py`). Nothing here imports Ray: ``serve status`` and ``serve stop`` answer in a fraction of
+a second, and `serving.runtime` (which does import Ray) uses the same records.
 """
 
 from __future__ import annotations

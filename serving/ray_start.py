@@ -1,7 +1,7 @@
 """Starting a private local Ray that comes up on a busy machine, and stops when asked while it starts.
 
 One path for every command that starts Ray (`serve` through `serving.runtime`, `train` and `exploit` through
-`osrs_rllib.ray_cluster`, the test suite's Ray): it lives in `serving/` because that is the lowest layer
+`osrs_rllib.training.ray_cluster`, the test suite's Ray): it lives in `serving/` because that is the lowest layer
 allowed to import Ray that the application may use (`common/` is standard library only).
 
 What a plain ``ray.init`` cannot survive on a 2-core laptop that is doing other work (Ray 2.60's own limits,

@@ -2,7 +2,7 @@
 
 `Service` is what `osrs-rllib serve` runs in the foreground; a detached server is the same command in a
 new session, recorded in ``<state dir>/serve-<port>.json`` so that ``serve status`` and ``serve stop`` find
-it without a daemon (the same scheme as detached training runs, `osrs_rllib/jobs.py`).
+it without a daemon (the same scheme as detached training runs, `osrs_rllib/experiments/jobs.py`).
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def test_serving_does_not_import_the_trainer() -> None:
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in _files("serving")
         for line, module in _imports(path)
-        if _matches(module, "osrs_rllib.train") or _matches(module, "ray.rllib.algorithms")
+        if _matches(module, "osrs_rllib.training.trainer") or _matches(module, "ray.rllib.algorithms")
     ]
     assert not broken, "\n".join(broken)
 

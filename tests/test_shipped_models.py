@@ -2,7 +2,7 @@
 
 A fresh clone must be able to fight, serve and analyse an agent without training one, so every file in
 `models/` needs a card whose checksum is the file's: in `docs/models.md` (written by `tools/model_card.py`) or,
-for a file written by ``osrs-rllib ship``, ``models/<name>.card.md`` beside it (`osrs_rllib/ship_card.py`).
+for a file written by ``osrs-rllib ship``, ``models/<name>.card.md`` beside it (`osrs_rllib/shipping/card.py`).
 Each must name in its metadata the config, commit and command that trained it, the config a file of this
 repository that loads, and each must play a short fight through the same doors a user takes: `osrs-rllib fight`
 and the analysis API.
@@ -70,7 +70,7 @@ def test_shipped_model_matches_its_card_and_loads(path: Path) -> None:
 def test_shipped_model_names_the_config_commit_and_command_that_made_it(path: Path) -> None:
     """The metadata ``osrs-rllib ship`` writes: the recipe's config (as given on the command line, relative to the
     repository), the command that trained it and its git commit; the config must exist here and load."""
-    from osrs_rllib.config import load_config
+    from osrs_rllib.config.schema import load_config
 
     recipe = load_model_file(path).metadata.get("recipe") or {}
     assert recipe.get("command", "").startswith("osrs-rllib train "), "the command that trained it"

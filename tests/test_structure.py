@@ -113,14 +113,14 @@ def trainer_override_violations() -> list[str]:
 
 
 PLAY_FIGHTS_CALLERS = {
-    "osrs_rllib/match.py": "play_match: the one way to play side A against side B over builds and seats",
+    "osrs_rllib/evaluation/match.py": "play_match: the one way to play side A against side B over builds and seats",
 }
 """Who may drive `play_fights` directly: `play_match` alone; everything that plays two sides goes through it."""
 PLAY_MATCH_CALLERS = {
-    "osrs_rllib/evaluation.py": {"evaluate", "evaluate_vs_model"},
-    "osrs_rllib/rate.py": {"play_pair"},
-    "osrs_rllib/fight.py": {"run_fights"},
-    "osrs_rllib/outcome.py": {"_Collector"},
+    "osrs_rllib/evaluation/policy_fights.py": {"evaluate", "evaluate_vs_model"},
+    "osrs_rllib/evaluation/rate.py": {"play_pair"},
+    "osrs_rllib/evaluation/fight.py": {"run_fights"},
+    "osrs_rllib/evaluation/outcome.py": {"_Collector"},
     "osrs_rllib/analysis/fights.py": {"_play"},
 }
 """Training's evaluation, the exploiter's (head to head, the league study, the model card), `rate`, `osrs-rllib
@@ -147,8 +147,9 @@ def _tool_modules() -> list[Path]:
 
 def test_one_function_plays_two_sides_over_builds_and_seats() -> None:
     assert set(_callers_of("play_fights", _modules() + _tool_modules())) == set(PLAY_FIGHTS_CALLERS)
-    assert _callers_of("play_fights", [ROOT / "osrs_rllib/match.py"]) == {"osrs_rllib/match.py": {"_play_seated"}}
-    assert _callers_of("_play_seated", [ROOT / "osrs_rllib/match.py"]) == {"osrs_rllib/match.py": {"play_match"}}
+    match = "osrs_rllib/evaluation/match.py"
+    assert _callers_of("play_fights", [ROOT / match]) == {match: {"_play_seated"}}
+    assert _callers_of("_play_seated", [ROOT / match]) == {match: {"play_match"}}
     callers = _callers_of("play_match", _modules() + _tool_modules())
     for module, functions in PLAY_MATCH_CALLERS.items():
         assert functions <= callers.get(module, set()), module

@@ -10,7 +10,7 @@ recipe) is measured the way a user measures it:
 * win rate per build against the baseline and the expert, ``--fights`` per build, greedy, under the model's
   training rules (`tools/model_card.py`'s ``win_rates`` machinery, the evaluation's fight options);
 * head to head against every other recipe's model, ``--h2h-fights`` per build, half from each seat
-  (`osrs_rllib.evaluation.evaluate_vs_model`, both sides greedy);
+  (`osrs_rllib.evaluation.policy_fights.evaluate_vs_model`, both sides greedy);
 * exploitability at the standard budget (`osrs-rllib exploit MODEL --env-steps 4000000`), against the model
   playing greedy and, a second run, sampling (``--model-sampling``).
 
@@ -191,7 +191,7 @@ def measure(
 ) -> None:
     """Win rates against the baseline and the expert, and every pair head to head (recipes and references);
     saved as they come."""
-    from osrs_rllib.evaluation import evaluate, evaluate_vs_model
+    from osrs_rllib.evaluation.policy_fights import evaluate, evaluate_vs_model
     from policies.model_file import load_model_file
     from tools.model_card import CARD_SEED, training_params
 

@@ -17,7 +17,7 @@ What is measured, and under which rules (`docs/models.md` holds the cards this s
   and the network shape.
 * **Win rate per build against every opponent**: the baseline and every ladder rung (`envs.opponents.LADDER`,
   weakest to strongest), ``--fights`` fights per trained build plus the unseen MAXED build, the model greedy, in
-  seat 0, through `osrs_rllib.evaluation.evaluate`: the same fights training's evaluation plays, under the
+  seat 0, through `osrs_rllib.evaluation.policy_fights.evaluate`: the same fights training's evaluation plays, under the
   **model's own training rules** (the ``env.params`` and frame stack recorded in the file, with the
   evaluation's seat options), evaluation seeds from ``--seed``. Each cell has its 95 % Wilson interval. The
   headline of a row is the mean over the trained builds (equal fights per build).
@@ -51,9 +51,9 @@ import numpy as np
 
 from envs.nh.loadouts import Build
 from envs.opponents import LADDER
-from osrs_rllib.evaluation import evaluate
-from osrs_rllib.exploit import EXPLOIT_FILE
-from osrs_rllib.exploit_report import MODE_NAMES
+from osrs_rllib.evaluation.policy_fights import evaluate
+from osrs_rllib.exploit.measure import EXPLOIT_FILE
+from osrs_rllib.exploit.report import MODE_NAMES
 from policies.model_file import ModelFile, load_model_file
 
 OPPONENTS: tuple[str, ...] = ("baseline", *LADDER)
@@ -283,9 +283,10 @@ def markdown(card: dict[str, Any]) -> str:
 
 
 def model_exploitability(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The model's figure over its exploit runs by `osrs-rllib ship`'s rule (`osrs_rllib.ship.exploitability`): per
-    mode of play the worst run, since one run is not a measurement, then the better mode's, the one to seat it in."""
-    from osrs_rllib.ship import exploitability as ship_exploitability
+    """The model's figure over its exploit runs by `osrs-rllib ship`'s rule (`osrs_rllib.shipping.ship.exploitability`):
+    per mode of play the worst run, since one run is not a measurement, then the better mode's, the one to seat it
+    in."""
+    from osrs_rllib.shipping.ship import exploitability as ship_exploitability
 
     mode = ship_exploitability(runs)["mode"]
     return max((r for r in runs if r["model_mode"] == mode), key=lambda r: r["win_rate"])

@@ -122,7 +122,7 @@ def _is_finite(value: Any) -> bool:
 
 Schedule = Annotated[float | Sequence[float], PlainValidator(_schedule)]
 """A weight: a constant, or `[a, b, n]` = linear a→b over n training rollouts (spec §17.4). Not the trainer's
-`osrs_rllib.config_types.StepSchedule` (``[[env_step, value], ...]`` for ``ppo.lr``)."""
+`osrs_rllib.config.types.StepSchedule` (``[[env_step, value], ...]`` for ``ppo.lr``)."""
 
 
 def schedule_value(w: Schedule, progress: float) -> float:

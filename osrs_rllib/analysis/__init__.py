@@ -1,7 +1,7 @@
 """Analysis of trained agents in Python and Jupyter: experiments, checkpoints and fights as DataFrames.
 
 Nothing here needs Ray: checkpoints are read through their model files (torch only) and fights run in the
-lockstep loop of `osrs_rllib.batched_fights`. Install the notebook tools with ``pip install -e
+lockstep loop of `osrs_rllib.evaluation.batched`. Install the notebook tools with ``pip install -e
 '.[analysis]'`` and open ``notebooks/analyze_checkpoints.ipynb``.
 
 Example:

@@ -1,6 +1,6 @@
 """Reading an experiment directory (``experiments/<name>/``) into DataFrames, without Ray or TensorBoard.
 
-`osrs_rllib.experiment.Experiment` knows the layout; this module turns it into what a notebook wants to
+`osrs_rllib.experiments.layout.Experiment` knows the layout; this module turns it into what a notebook wants to
 look at: the resolved config, one row per kept checkpoint with its counters and evaluation figures, the
 model files, the league's snapshots and ratings, and TensorBoard's scalars as a tidy table.
 """
@@ -18,12 +18,12 @@ import yaml
 
 from envs.nh.contract import CONTRACT_VERSION
 from osrs_rllib.analysis.policies import AnalysisError
-from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment, read_json
-from osrs_rllib.milestones import MILESTONES_DIR, milestones
+from osrs_rllib.experiments.layout import MODEL_NAME, STATE_FILE, Experiment, read_json
+from osrs_rllib.training.milestones import MILESTONES_DIR, list_milestones
 from policies.model_file import ModelFileError, read_model_meta
 
 LEAGUE_FILE = "league.json"
-"""The league's state inside a checkpoint directory (written by training, see `osrs_rllib.train`)."""
+"""The league's state inside a checkpoint directory (written by training, see `osrs_rllib.training.trainer`)."""
 
 
 @dataclass
@@ -169,7 +169,7 @@ def open_experiment(path: str | os.PathLike[str]) -> ExperimentView:
                "contract_ok", "path", "model"]  # fmt: skip
     checkpoints = pd.DataFrame(rows, columns=None if rows else columns)
     models = {p.stem: p for p in sorted(exp.models_dir.glob("*.nhmodel"))} if exp.models_dir.is_dir() else {}
-    models |= {f"{MILESTONES_DIR}/{m.path.stem}": m.path for m in milestones(exp.models_dir)}
+    models |= {f"{MILESTONES_DIR}/{m.path.stem}": m.path for m in list_milestones(exp.models_dir)}
     snapshots, ratings = _league(exp)
     return ExperimentView(
         path=root,

@@ -1,6 +1,6 @@
 """`play`: many fights between two policies through the lockstep loop, as per-fight (and per-tick) DataFrames.
 
-The fights are played by `osrs_rllib.match.play_match` (side A in seat 0 in every fight), so a model acts for
+The fights are played by `osrs_rllib.evaluation.match.play_match` (side A in seat 0 in every fight), so a model acts for
 every live fight in one forward pass per tick; `workers > 1` splits the fights over processes, each running its
 own loop. Every random draw of a fight is tied to the fight, never to the batch it ran in: fight ``k`` uses
 simulator seed ``seed + k``, a scripted side is seeded from ``(seed + k, seat)`` and a sampling model draws its
@@ -9,7 +9,7 @@ noise from the same pair, exactly as `osrs-rllib fight` does. So the same seed g
 
 Figures are read from the simulator state after each tick (`on_step` hands over the engine), once per tick
 and player by `_TickReader`; the per-fight row is the sum of the per-tick rows by construction, which the
-tests check. The state is read through `osrs_rllib.engine_views`, so the fights run on either engine with the
+tests check. The state is read through `osrs_rllib.evaluation.engine_views`, so the fights run on either engine with the
 same figures (and replays): the compiled core by default (``engine="auto"``).
 
 A model side plays by the rules it was trained under (`policies.fight_rules`: its training config's masks and
@@ -39,12 +39,12 @@ from envs.nh.engine import EngineStep
 from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
-from osrs_rllib import engine_views
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
 from osrs_rllib.analysis.ticks import _COUNTS, STYLES, _state_row, _TickReader
-from osrs_rllib.batched_fights import LadderSeat, Seat, SeatNoise, seat_seed
-from osrs_rllib.engine_views import PlayerLike
-from osrs_rllib.match import FightHooks, SeatedPlayer, play_match
+from osrs_rllib.evaluation import engine_views
+from osrs_rllib.evaluation.batched import LadderSeat, Seat, SeatNoise, seat_seed
+from osrs_rllib.evaluation.engine_views import PlayerLike
+from osrs_rllib.evaluation.match import FightHooks, SeatedPlayer, play_match
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
@@ -377,7 +377,7 @@ def fight_params(
 ) -> tuple[FightParams, ...]:
     """One `FightParams` per fight: the reset options, who plays seat B, and the build of fight k
     (``build[k % len(build)]``: fights spread evenly over several builds, and over fight types when the
-    options randomise them, as `osrs_rllib.stratified_fights.spread` does for `osrs-rllib fight`).
+    options randomise them, as `osrs_rllib.evaluation.stratified.spread` does for `osrs-rllib fight`).
 
     Raises:
         AnalysisError: An option `play` sets itself, or an unknown build.
@@ -411,7 +411,7 @@ def fight_params(
             resolved.append(FightParams.from_options({"account_build": item}).account_build)
         except ValueError as exc:
             raise AnalysisError(str(exc)) from None
-    from osrs_rllib.stratified_fights import spread  # the spread of `osrs-rllib fight --build`, `rate`, evaluation
+    from osrs_rllib.evaluation.stratified import spread  # the spread of `osrs-rllib fight --build`, `rate`, evaluation
 
     return tuple(spread(base, fights, resolved))
 

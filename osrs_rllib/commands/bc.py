@@ -1,4 +1,5 @@
-"""`osrs-rllib bc REPLAYS... -o OUT`: behaviour cloning from recorded fights (`osrs_rllib.bc.bc_command`)."""
+"""`osrs-rllib bc REPLAYS... -o OUT`: behaviour cloning from recorded fights
+(`osrs_rllib.training.bc.learn.bc_command`)."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def behaviour_cloning(
     engine: Annotated[str, typer.Option(help="Simulator that re-runs the fights: auto, core or python.")] = "auto",
 ) -> None:
     """Behaviour cloning: train the config's policy network on recorded fights (every head, teacher-forced under
-    the masks) and write a model file; held-out fights give per-head accuracy (osrs_rllib/bc.py)."""
-    from osrs_rllib.bc import bc_command
+    the masks) and write a model file; held-out fights give per-head accuracy (osrs_rllib/training/bc/learn.py)."""
+    from osrs_rllib.training.bc.learn import bc_command
 
     settings = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "holdout": holdout, "seed": seed}
     raise typer.Exit(

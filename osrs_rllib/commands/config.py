@@ -1,4 +1,5 @@
-"""`osrs-rllib config show FILE [--set key.path=value ...]`: a training config fully resolved (`osrs_rllib.config`)."""
+"""`osrs-rllib config show FILE [--set key.path=value ...]`: a training config fully resolved
+(`osrs_rllib.config.schema`)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def config_show(
     The output is itself a valid config: saving it and loading it gives the same configuration. A recipe's
     phases are listed on top (each one's budget and start); --phase NAME prints one phase resolved.
     """
-    from osrs_rllib.config import ConfigError, dump_config, load_config
-    from osrs_rllib.config_recipe import phase_config, phase_lines
+    from osrs_rllib.config.recipe import phase_config, phase_lines
+    from osrs_rllib.config.schema import ConfigError, dump_config, load_config
 
     overrides = set_ or []
     try:

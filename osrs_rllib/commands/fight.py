@@ -1,4 +1,5 @@
-"""`osrs-rllib fight A B`: two sides (a model file, the baseline or a ladder rung) fight N times (`osrs_rllib.fight`).
+"""`osrs-rllib fight A B`: two sides (a model file, the baseline or a ladder rung) fight N times
+(`osrs_rllib.evaluation.fight`).
 
 The result tables (`split_table`) are shared with the commands that print a win rate per build and fight type.
 """
@@ -72,8 +73,8 @@ def fight(
     """
     from common.stops import StopRequest
     from envs.nh.core_engine import check_engine
-    from osrs_rllib.fight import FightsStopped, plan_matchup, run_fights
-    from osrs_rllib.stratified_fights import parse_builds
+    from osrs_rllib.evaluation.fight import FightsStopped, plan_matchup, run_fights
+    from osrs_rllib.evaluation.stratified import parse_builds
 
     try:
         options = parse_set_options(set_ or [])
@@ -117,7 +118,7 @@ def default_sampling(a: str, b: str) -> bool | None:
     Raises:
         ValueError: A model file that cannot be read, or one whose mode is neither greedy nor sampling.
     """
-    from osrs_rllib.fight import is_model_path
+    from osrs_rllib.evaluation.fight import is_model_path
 
     models = [x for x in (a, b) if is_model_path(x)]
     if not models:

@@ -1,6 +1,6 @@
 """`osrs-rllib mixture`: write a per-fight mixture model file, from a run by its config's rule or from given files.
 
-The rule and the file are `osrs_rllib.run_mixture`'s and `policies.mixture`'s; this command turns its arguments
+The rule and the file are `osrs_rllib.training.mixture`'s and `policies.mixture`'s; this command turns its arguments
 into theirs and prints what they raise.
 """
 
@@ -35,8 +35,8 @@ def mixture(
 ) -> None:
     """Write a per-fight mixture: several models in one file, one drawn per fight by the fight's seed, which
     fight, play, serve and exploit seat like any model (docs/league.md, "A per-fight mixture")."""
-    from osrs_rllib.config import ConfigError, load_config
-    from osrs_rllib.run_mixture import MixtureError, describe, write_run_mixture
+    from osrs_rllib.config.schema import ConfigError, load_config
+    from osrs_rllib.training.mixture import MixtureError, describe, write_run_mixture
     from policies.mixture import save_mixture_file
     from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
 

@@ -1,4 +1,4 @@
-"""`osrs-rllib rate PLAYERS...`: a round-robin tournament, rated and saved (`osrs_rllib.rate`)."""
+"""`osrs-rllib rate PLAYERS...`: a round-robin tournament, rated and saved (`osrs_rllib.evaluation.rate`)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def rate(
     """
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
-    from osrs_rllib.rate import resolve_players, save_table, table_json, tournament, tournament_params
-    from osrs_rllib.stratified_fights import parse_builds
+    from osrs_rllib.evaluation.rate import resolve_players, save_table, table_json, tournament, tournament_params
+    from osrs_rllib.evaluation.stratified import parse_builds
     from policies.model_file import ModelFileError
 
     try:

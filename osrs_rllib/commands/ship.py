@@ -1,6 +1,6 @@
 """`osrs-rllib ship EXPERIMENT --name NAME`: write a finished run's shipped model and card by its config's rule.
 
-The rule (``ship:`` in the run's config), the measurements and the files are `osrs_rllib.ship.ship_run`'s; this
+The rule (``ship:`` in the run's config), the measurements and the files are `osrs_rllib.shipping.ship.ship_run`'s; this
 command turns its flags into the arguments and prints what it raises.
 """
 
@@ -34,7 +34,7 @@ def ship(
     Every measurement is kept in EXPERIMENT/ship/, so a stopped ship continues where it was when run again
     (exploit runs resume from their checkpoints). See docs/recipes.md.
     """
-    from osrs_rllib.ship import ShipError, ship_run
+    from osrs_rllib.shipping.ship import ShipError, ship_run
 
     detach_argv = None
     if detach:  # the child runs this command again (without --detach), with the arguments as typed

@@ -1,8 +1,8 @@
 """`osrs-rllib train`, `exploit` and `exploit-curve`: the reinforcement-learning runs.
 
-Each turns its flags into the library's arguments and prints what it raises: `osrs_rllib.train_run.run_train`,
-`osrs_rllib.exploit.run_exploit` and `osrs_rllib.exploit_curve.ExploitCurve` own the runs (create, resume, and for
-the first two force and detach) and their messages.
+Each turns its flags into the library's arguments and prints what it raises: `osrs_rllib.training.launch.run_train`,
+`osrs_rllib.exploit.measure.run_exploit` and `osrs_rllib.exploit.curve.ExploitCurve` own the runs (create, resume, and
+for the first two force and detach) and their messages.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ def train(
 
     With --resume the experiment's own saved config is used (CONFIG names the experiment), with --set
     overrides applied on top, e.g. --set stop.minutes=120 to train longer. --init starts from a model file's
-    weights (a cloned or shipped model; osrs_rllib/warm_start.py); a resume continues from its checkpoint instead.
+    weights (a cloned or shipped model; osrs_rllib/training/warm_start.py); a resume continues from its checkpoint
+    instead.
     """
-    from osrs_rllib.train_run import TrainRunError, run_train
+    from osrs_rllib.training.launch import TrainRunError, run_train
 
     overrides = list(set_ or [])
     if init is not None:
@@ -104,9 +105,10 @@ def exploit(
     ] = False,
 ) -> None:
     """Train a fresh learner against the frozen MODEL only and report its win rate against MODEL over time:
-    MODEL's exploitability at --env-steps (see osrs_rllib/exploit.py; results in experiments/<name>/exploit.json).
+    MODEL's exploitability at --env-steps (see osrs_rllib/exploit/measure.py; results in
+    experiments/<name>/exploit.json).
     Several MODELs are a per-fight mixture: the exploiter faces one of them, drawn uniformly, in every fight."""
-    from osrs_rllib.exploit import run_exploit
+    from osrs_rllib.exploit.measure import run_exploit
 
     code = run_exploit(
         model,
@@ -146,8 +148,8 @@ def exploit_curve(
     """Exploitability over training: a short fresh exploit of every milestone model the run kept
     (checkpoint.milestone_env_steps, models/milestones/), written to EXPERIMENT/exploit-curve.json and to
     TensorBoard (robustness/fresh_exploit/*). Measured points are kept; an interrupted one resumes."""
-    from osrs_rllib.experiment import Experiment
-    from osrs_rllib.exploit_curve import CurveError, CurveSettings, ExploitCurve, format_curve
+    from osrs_rllib.experiments.layout import Experiment
+    from osrs_rllib.exploit.curve import CurveError, CurveSettings, ExploitCurve, format_curve
 
     path = experiment.absolute()
     settings = CurveSettings(env_steps, final_fights, config, model_sampling, tuple(set_ or []))

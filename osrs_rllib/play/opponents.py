@@ -5,8 +5,8 @@ An opponent is named the way every other command names a side: a model file (``*
 (each one an opponent), a ladder rung or ``baseline``. With ``--server HOST:PORT`` the names are those a running
 ``osrs-rllib serve`` answers for (its models and the ladder).
 
-Why the opponent acts through `osrs_rllib.fight.resolve_side`: that is the seat `osrs-rllib fight`, evaluation
-and ``rate`` use (`ModelSide`: one deterministic forward pass per decision; `LadderSeat`: one bot per fight,
+Why the opponent acts through `osrs_rllib.evaluation.fight.resolve_side`: that is the seat `osrs-rllib fight`,
+evaluation and ``rate`` use (`ModelSide`: one deterministic forward pass per decision; `LadderSeat`: one bot per fight,
 seeded from the fight seed and seat), so the agent you meet here plays as it was measured. Over the network it
 is `serving.client.ServeClient`, the client the serving docs and benchmarks use.
 """
@@ -25,7 +25,7 @@ import numpy as np
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.fight import BASELINE, MODEL_SUFFIX, SideSeat, resolve_side
+from osrs_rllib.evaluation.fight import BASELINE, MODEL_SUFFIX, SideSeat, resolve_side
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from envs.nh.contract import OBS_SIZE, FrameStack
 from envs.nh.core_engine import AnyEngine, make_engine
 from envs.nh.engine import EngineStep
 from envs.nh.params import FightParams
-from osrs_rllib.engine_views import players as engine_players
+from osrs_rllib.evaluation.engine_views import players as engine_players
 from osrs_rllib.play.controls import Choices, InputError, describe_action
 from osrs_rllib.play.deadline import IDLE_ACTION, DeadlineDecider
 from osrs_rllib.play.limits import MAX_TICK_MS, MIN_TICK_MS

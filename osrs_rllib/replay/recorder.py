@@ -1,6 +1,6 @@
 """Recording fights as replays, from the engine a fight loop hands over (docs/replays.md).
 
-A fight loop (`osrs_rllib.fight.run_fights`, `osrs_rllib.analysis.play`) creates one `FightRecorder` right
+A fight loop (`osrs_rllib.evaluation.fight.run_fights`, `osrs_rllib.analysis.play`) creates one `FightRecorder` right
 after ``engine.reset`` and calls `FightRecorder.step` after every ``engine.step`` with what each seat did;
 the recorder reads everything else from the engine: the simulator's objects on the Python engine
 (``engine.sim``), the core's snapshots on the compiled core (`osrs_rllib.replay.state.CoreTickReader`). A fight

@@ -1,4 +1,4 @@
-"""`osrs-rllib fight A B --record DIR`: the replay side of `osrs_rllib.fight.run_fights`.
+"""`osrs-rllib fight A B --record DIR`: the replay side of `osrs_rllib.evaluation.fight.run_fights`.
 
 `run_fights` plays its fights one at a time with one policy object per seat; this class turns its loop's
 three moments (fight started, about to step, stepped) into `FightRecorder` calls and writes

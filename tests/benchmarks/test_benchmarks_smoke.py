@@ -175,7 +175,7 @@ def tiny_learning_curve(tmp_path: Path, *args: str) -> dict[str, Any]:
 def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> None:
     """``--init`` trains twice (scratch, then the model file) with the same config and budget, and
     reports both curves and the env steps each needed to reach the bar."""
-    from osrs_rllib.config import load_config
+    from osrs_rllib.config.schema import load_config
     from tests.osrs_rllib.test_warm_start import write_model
 
     model = write_model(load_config(REPO / "configs" / "smoke.yml"), tmp_path / "start.nhmodel")
@@ -246,7 +246,7 @@ def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
     import torch
 
     from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
-    from osrs_rllib.config import dump_config, load_config
+    from osrs_rllib.config.schema import dump_config, load_config
     from policies.model_file import save_model_file
     from policies.network import NHPolicyNetwork
 

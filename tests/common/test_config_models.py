@@ -88,7 +88,7 @@ def test_reward_weight_errors_name_the_weight() -> None:
 
 
 def test_training_schema_embeds_them_directly() -> None:
-    from osrs_rllib.config import TrainConfig
+    from osrs_rllib.config.schema import TrainConfig
 
     cfg = TrainConfig.model_validate({"model": {"actor_hidden": [32]}, "league": {"eta": 0.5}})
     assert isinstance(cfg.model, NetworkConfig) and cfg.model.actor_hidden == (32,)

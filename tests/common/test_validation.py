@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from common.validation import PositiveCount, PositiveNumber, Probability, problem_with
 from envs.opponents import LEVELS, NHSkill
-from osrs_rllib.bc import BCError, BCSettings, BCSettingsError
+from osrs_rllib.training.bc.learn import BCError, BCSettings, BCSettingsError
 
 
 @pytest.mark.parametrize(

@@ -180,9 +180,9 @@ def test_prescient_is_hosted_by_the_gym_and_rllib_envs() -> None:
 
 
 def test_prescient_in_the_lockstep_loop_and_where_it_cannot_go() -> None:
-    from osrs_rllib.batched_fights import LadderSeat, play_fights
-    from osrs_rllib.fight import plan_matchup, run_fights
-    from osrs_rllib.rate import LadderPlayer, Player, can_meet
+    from osrs_rllib.evaluation.batched import LadderSeat, play_fights
+    from osrs_rllib.evaluation.fight import plan_matchup, run_fights
+    from osrs_rllib.evaluation.rate import LadderPlayer, Player, can_meet
 
     params = FightParams.from_options({"opponent": OPPONENT_AGENT, "max_episode_ticks": 80})
     ends: list[int] = []
@@ -210,7 +210,7 @@ def test_prescient_in_the_lockstep_loop_and_where_it_cannot_go() -> None:
 
 def test_prescient_refuses_rllib_policy_and_serving_seats() -> None:
     from envs.rllib_env import NHMultiAgentEnv
-    from osrs_rllib.opponents import draw_for_kind
+    from osrs_rllib.training.sampling import draw_for_kind
     from policies.scripted import ScriptedRLlibPolicy
     from serving.models import ModelRegistry
     from serving.protocol import Request
@@ -237,8 +237,8 @@ def test_prescient_refuses_rllib_policy_and_serving_seats() -> None:
 
 def _score(a: str, b: str, fights: int, seed: int) -> float:
     """a's score (wins + ½ ties) over `fights` fights against b, spread over every build and both seats."""
-    from osrs_rllib.rate import LadderPlayer, Player, play_pair
-    from osrs_rllib.stratified_fights import spread
+    from osrs_rllib.evaluation.rate import LadderPlayer, Player, play_pair
+    from osrs_rllib.evaluation.stratified import spread
 
     def player(name: str) -> Player:
         return Player(name) if name == "baseline" else LadderPlayer(name)
@@ -264,7 +264,7 @@ def test_rate_orders_the_graded_ladder_and_the_expert_clears_the_bar() -> None:
     """The issue's bar, re-measured: a round robin of the graded levels, tribrid and the baseline (100 fights
     per pair, every build) rates the levels in strictly increasing order, and the expert scores ≥ 80 %
     against tribrid and the baseline."""
-    from osrs_rllib.rate import LadderPlayer, Player, tournament
+    from osrs_rllib.evaluation.rate import LadderPlayer, Player, tournament
 
     names = [level.name for level in LEVELS]
     players = [LadderPlayer(n) for n in (*names, "tribrid")] + [Player("baseline")]

@@ -14,9 +14,9 @@ from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.contract import masked_random_actions
-from osrs_rllib.config import load_config
-from osrs_rllib.opponents import TrainingEnv
-from osrs_rllib.train import build_algorithm_config, env_config
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.training.sampling import TrainingEnv
+from osrs_rllib.training.trainer import build_algorithm_config, env_config
 from policies.rllib_model import register
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"

@@ -18,7 +18,7 @@ from pandas.testing import assert_frame_equal
 from osrs_rllib import analysis
 from osrs_rllib.analysis import AnalysisError, tables
 from osrs_rllib.analysis.fights import STYLES
-from osrs_rllib.experiment import MODEL_NAME, Experiment
+from osrs_rllib.experiments.layout import MODEL_NAME, Experiment
 from policies.model_file import META_ENTRY, ModelFileError, read_model_meta
 
 REPO = Path(__file__).resolve().parents[2]

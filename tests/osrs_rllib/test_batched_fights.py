@@ -6,7 +6,7 @@ import pytest
 
 from envs.nh.engine import EngineStep, NHEngine
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
-from osrs_rllib.batched_fights import LadderSeat, Seat, play_fights
+from osrs_rllib.evaluation.batched import LadderSeat, Seat, play_fights
 
 SEEDS = [11, 12, 13, 14, 15, 16, 17]
 

@@ -20,12 +20,12 @@ from typer.testing import CliRunner
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.loadouts import Build
-from osrs_rllib import bc
-from osrs_rllib.batched_fights import LadderSeat, play_fights, seat_seed
 from osrs_rllib.cli import app
-from osrs_rllib.config import load_config
-from osrs_rllib.fight import plan_matchup, run_fights
-from osrs_rllib.stratified_fights import spread
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.evaluation.batched import LadderSeat, play_fights, seat_seed
+from osrs_rllib.evaluation.fight import plan_matchup, run_fights
+from osrs_rllib.evaluation.stratified import spread
+from osrs_rllib.training.bc import learn as bc
 from policies.fight_rules import fight_rules_of
 from policies.model_file import load_model_file, save_model_file
 from policies.network import NHPolicyNetwork

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from osrs_rllib.experiment import Experiment
+from osrs_rllib.experiments.layout import Experiment
 
 REPO = Path(__file__).resolve().parents[2]
 RAY = str(Path(sys.executable).with_name("ray"))

@@ -1,4 +1,4 @@
-"""The typed training config: presets, ``extends``, ``--set`` and the one-line errors (`osrs_rllib.config`)."""
+"""The typed training config: presets, ``extends``, ``--set`` and the one-line errors (`osrs_rllib.config.schema`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from envs.nh.params import FightParams
 from envs.nh.rewards import CORE_REWARD_WEIGHTS, RewardWeights
 from envs.opponents import LADDER, PRESCIENT
 from osrs_rllib.cli import app
-from osrs_rllib.config import (
+from osrs_rllib.config.schema import (
     OPPONENT_KINDS,
     SET_SOURCE,
     ConfigError,
@@ -484,7 +484,7 @@ def test_non_finite_reward_weights_are_rejected_by_the_environment_too() -> None
 def test_a_prescient_rung_needs_the_environment_to_host_it() -> None:
     """Only the environment can show a rung the learner's action first: as an RLlib policy it cannot play, so
     the config refuses it in the mix and the league leaves it out of its fixed players."""
-    from osrs_rllib.train import fixed_policies, league_rungs
+    from osrs_rllib.training.trainer import fixed_policies, league_rungs
 
     (prescient,) = PRESCIENT
     mix = f"opponents.mix={{{prescient}: 1, baseline: 1}}"
@@ -511,7 +511,7 @@ def test_best_by_must_be_an_evaluation_opponent() -> None:
 def test_the_best_checkpoint_follows_best_by() -> None:
     from types import SimpleNamespace
 
-    from osrs_rllib.train import Trainer
+    from osrs_rllib.training.trainer import Trainer
 
     rows = [
         {"opponent": "baseline", "mode": "deterministic", "win_rate": 0.99},

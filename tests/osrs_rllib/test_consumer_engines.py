@@ -19,20 +19,20 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import osrs_rllib.match as match_mod
+import osrs_rllib.evaluation.match as match_mod
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams
-from osrs_rllib import batched_fights
 from osrs_rllib.analysis.fights import play
 from osrs_rllib.analysis.policies import AnalysisError
 from osrs_rllib.cli import app
-from osrs_rllib.evaluation import evaluate_vs_model
-from osrs_rllib.fight import run_fights
-from osrs_rllib.outcome import collect
-from osrs_rllib.rate import resolve_players, tournament
+from osrs_rllib.evaluation import batched as batched_fights
+from osrs_rllib.evaluation.fight import run_fights
+from osrs_rllib.evaluation.outcome import collect
+from osrs_rllib.evaluation.policy_fights import evaluate_vs_model
+from osrs_rllib.evaluation.rate import resolve_players, tournament
 from osrs_rllib.replay import verify
 from osrs_rllib.replay.format import load_replay
 from policies.model_file import load_model_file, save_model_file
@@ -340,7 +340,7 @@ def test_many_replays_are_the_same_on_both_engines(a: str, b: str, tmp_path: Pat
 
 @needs_core
 def test_outcome_cli_engine_flag_reaches_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from osrs_rllib.outcome import train_winrate
+    from osrs_rllib.evaluation.outcome import train_winrate
     from policies.outcome import OutcomeConfig
 
     torch.manual_seed(4)

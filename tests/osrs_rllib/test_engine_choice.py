@@ -16,10 +16,10 @@ import pytest
 from envs.nh.contract import apply_dependencies_and_force
 from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
-from osrs_rllib.config import load_config
-from osrs_rllib.opponents import TrainingEnv
-from osrs_rllib.train import TrainingError, env_config
-from osrs_rllib.train_report import engine_line
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.training.report import engine_line
+from osrs_rllib.training.sampling import TrainingEnv
+from osrs_rllib.training.trainer import TrainingError, env_config
 
 NH = Path(__file__).resolve().parents[2] / "configs" / "nh.yml"
 
@@ -78,7 +78,7 @@ def test_a_forced_core_that_is_not_built_stops_training_before_ray(monkeypatch: 
 def test_evaluation_on_the_core_gives_the_python_engines_results(opponent: str) -> None:
     """Training evaluates on `env.engine` too: the same fights, so the same figures, only sooner."""
     from envs.nh.contract import masked_random_actions
-    from osrs_rllib.evaluation import evaluate
+    from osrs_rllib.evaluation.policy_fights import evaluate
 
     def act(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
         # A policy with no state of its own: actions are a function of the observation, so both runs see the

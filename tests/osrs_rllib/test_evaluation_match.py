@@ -1,4 +1,4 @@
-"""`osrs_rllib.match.play_match`: the one way to play two sides over builds and seats, and its result row."""
+"""`osrs_rllib.evaluation.match.play_match`: the one way to play two sides over builds and seats, and its result row."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams
 from envs.nh.sim import Outcome
-from osrs_rllib.batched_fights import LadderSeat
-from osrs_rllib.match import FightRecord, SideFactory, alternating_seats, play_match, result_row
-from osrs_rllib.rate import LadderPlayer, Player, play_pair
-from osrs_rllib.stratified_fights import spread
+from osrs_rllib.evaluation.batched import LadderSeat
+from osrs_rllib.evaluation.match import FightRecord, SideFactory, alternating_seats, play_match, result_row
+from osrs_rllib.evaluation.rate import LadderPlayer, Player, play_pair
+from osrs_rllib.evaluation.stratified import spread
 
 SHORT = FightParams(max_episode_ticks=40)
 

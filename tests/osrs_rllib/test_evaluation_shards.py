@@ -15,7 +15,7 @@ import torch
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.loadouts import Build
-from osrs_rllib.evaluation import evaluate, evaluate_vs_model, network_act_fn
+from osrs_rllib.evaluation.policy_fights import evaluate, evaluate_vs_model, network_act_fn
 from policies.model_file import load_model_file, save_model_file
 from policies.network import NHPolicyNetwork
 from policies.network_config import NetworkConfig
@@ -88,9 +88,9 @@ def test_a_training_runs_env_runners_play_the_evaluation() -> None:
     driver's own evaluation; the runners' torch random state is left as it was."""
     import ray
 
-    from osrs_rllib.config import load_config
-    from osrs_rllib.train import build_algorithm_config, register_everything
-    from osrs_rllib.trainer_parts import runner_shards
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.parts import runner_shards
+    from osrs_rllib.training.trainer import build_algorithm_config, register_everything
 
     register_everything()
     overrides = ["runners.num_env_runners=2", "runners.num_cpus_per_env_runner=0"]

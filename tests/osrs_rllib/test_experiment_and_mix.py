@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import NUM_HEADS, apply_dependencies_and_force
-from osrs_rllib.evaluation import evaluate
-from osrs_rllib.experiment import STATE_FILE, CheckpointInfo, Experiment, ExperimentError, write_json_atomic
-from osrs_rllib.opponents import LEARNER_POLICY, OpponentMix, TrainingEnv, draw_for_kind
+from osrs_rllib.evaluation.policy_fights import evaluate
+from osrs_rllib.experiments.layout import STATE_FILE, CheckpointInfo, Experiment, ExperimentError, write_json_atomic
+from osrs_rllib.training.sampling import LEARNER_POLICY, OpponentMix, TrainingEnv, draw_for_kind
 
 
 def fake_checkpoint(exp: Experiment, iteration: int) -> Path:
@@ -163,8 +163,8 @@ def test_cluster_yml_is_a_valid_autoscaler_config() -> None:
 
 
 def test_reward_components_add_up_to_the_reward() -> None:
-    from osrs_rllib.config import load_config
-    from osrs_rllib.train import env_config
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.trainer import env_config
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "nh.yml")
     env = TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": {"baseline": 1.0}})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from osrs_rllib.fight import FightSummary, plan_matchup, run_fights, side_names, wilson_interval
+from osrs_rllib.evaluation.fight import FightSummary, plan_matchup, run_fights, side_names, wilson_interval
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -176,7 +176,7 @@ def test_fight_with_a_model_file(tmp_path: Path) -> None:
     import torch
 
     from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
-    from osrs_rllib.fight import run_fights
+    from osrs_rllib.evaluation.fight import run_fights
     from policies.model_file import save_model_file
     from policies.network import NHPolicyNetwork
     from policies.network_config import NetworkConfig

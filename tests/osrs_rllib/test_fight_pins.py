@@ -1,7 +1,7 @@
 """`osrs-rllib fight` plays its fights in `play_fights`; these pin the results the old one-fight-at-a-time loop
 gave for the same seeds, so moving onto the shared loop provably changed nothing.
 
-Each row was recorded with the sequential loop `osrs_rllib/fight.py` once had (same arguments, same
+Each row was recorded with the sequential loop `osrs_rllib/evaluation/fight.py` once had (same arguments, same
 code of the simulator and the ladder). A change of the simulator or a ladder rung that moves these numbers is
 a behaviour change to explain, not a reason to re-record blindly.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envs.nh.loadouts import Build
-from osrs_rllib.fight import run_fights
+from osrs_rllib.evaluation.fight import run_fights
 
 # a, b, n, seed, options, all builds?, (wins, losses, ties, truncations), mean ticks, dealt, received
 OLD_LOOP = [
@@ -86,8 +86,8 @@ def test_a_model_side_plays_the_same_fights_alone_or_batched(tmp_path: Path) -> 
 
 def test_a_stochastic_model_side_draws_per_fight(tmp_path: Path) -> None:
     """Sampling noise comes from each fight's own stream, so batching does not change a stochastic side either."""
-    from osrs_rllib.batched_fights import play_fights
-    from osrs_rllib.fight import ModelSide, plan_matchup
+    from osrs_rllib.evaluation.batched import play_fights
+    from osrs_rllib.evaluation.fight import ModelSide, plan_matchup
 
     path = _tiny_model(tmp_path)
     m = plan_matchup(path, "random", {"max_episode_ticks": 40})
@@ -109,7 +109,7 @@ def test_a_stochastic_model_side_draws_per_fight(tmp_path: Path) -> None:
 def test_play_fights_checks_who_plays_seat_zero() -> None:
     """The simulator's baseline plays seat 0 only when the params ask for it, and then seat 1 too."""
     from envs.nh.params import OPPONENT_BASELINE, FightParams
-    from osrs_rllib.batched_fights import LadderSeat, play_fights
+    from osrs_rllib.evaluation.batched import LadderSeat, play_fights
 
     both = FightParams(opponent=OPPONENT_BASELINE, first_player_baseline=True, max_episode_ticks=5)
     seat = LadderSeat("noop", lambda s: s).seat()

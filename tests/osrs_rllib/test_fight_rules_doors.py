@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.params import FightParams
 from osrs_rllib.cli import app
-from osrs_rllib.fight import plan_matchup, run_fights
+from osrs_rllib.evaluation.fight import plan_matchup, run_fights
 from policies.fight_rules import RULE_KEYS, RulesConflict
 from policies.model_file import save_model_file
 from policies.network import NHPolicyNetwork
@@ -103,7 +103,7 @@ def test_two_models_under_different_rules_need_a_choice(models: tuple[Path, Path
 
 
 def test_rate_uses_the_models_rules_and_reports_them(models: tuple[Path, Path], tmp_path: Path) -> None:
-    from osrs_rllib.rate import resolve_players, tournament_params
+    from osrs_rllib.evaluation.rate import resolve_players, tournament_params
 
     core, spec = (str(m) for m in models)
     result = CliRunner().invoke(app, [
@@ -135,7 +135,7 @@ def test_analysis_play_uses_the_models_rules_like_fight(models: tuple[Path, Path
 
 
 def test_exploit_config_and_serving_carry_the_models_rules(models: tuple[Path, Path]) -> None:
-    from osrs_rllib.exploit import exploit_config
+    from osrs_rllib.exploit.measure import exploit_config
     from policies.model_file import load_model_file
     from serving.models import ServedModel
 
@@ -148,7 +148,7 @@ def test_exploit_config_and_serving_carry_the_models_rules(models: tuple[Path, P
 
 
 def test_training_evaluation_states_its_rules() -> None:
-    from osrs_rllib.evaluation import evaluate
+    from osrs_rllib.evaluation.policy_fights import evaluate
 
     def first_legal(obs: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
         from envs.opponents import act_rows, make_opponent

@@ -16,7 +16,8 @@ import pytest
 
 
 def test_trainable_counts_iterations_in__iteration() -> None:
-    """`osrs_rllib.train.Trainer._restore` sets ``algo._iteration``, the counter behind `Trainable.iteration`."""
+    """`osrs_rllib.training.trainer.Trainer._restore` sets ``algo._iteration``, the counter behind
+    `Trainable.iteration`."""
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.tune.trainable import Trainable
 
@@ -36,7 +37,7 @@ def test_torch_policies_keep_their_optimisers_in__optimizers() -> None:
 
 
 def test_rollout_workers_expose_their_sub_environments_as_async_env() -> None:
-    """`osrs_rllib.training_env.episode_env` and the lockstep sampler read ``worker.async_env``."""
+    """`osrs_rllib.training.sampling.env.episode_env` and the lockstep sampler read ``worker.async_env``."""
     from ray.rllib.env.base_env import BaseEnv
     from ray.rllib.evaluation.rollout_worker import RolloutWorker
 
@@ -46,7 +47,8 @@ def test_rollout_workers_expose_their_sub_environments_as_async_env() -> None:
 
 
 def test_the_current_cluster_file_is_where_check_cluster_reachable_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`osrs_rllib.ray_cluster.check_cluster_reachable` reads ``$RAY_TMPDIR/ray/ray_current_cluster`` for ``auto``."""
+    """`osrs_rllib.training.ray_cluster.check_cluster_reachable` reads ``$RAY_TMPDIR/ray/ray_current_cluster`` for
+    ``auto``."""
     from ray._common.utils import get_ray_address_file
 
     monkeypatch.delenv("RAY_TMPDIR", raising=False)
@@ -56,10 +58,10 @@ def test_the_current_cluster_file_is_where_check_cluster_reachable_reads_it(monk
 
 
 def test_the_token_file_is_where_dashboard_token_reads_it() -> None:
-    """`osrs_rllib.jobs.RAY_TOKEN_FILE` is Ray's default token path (without RAY_AUTH_TOKEN(_PATH))."""
+    """`osrs_rllib.experiments.jobs.RAY_TOKEN_FILE` is Ray's default token path (without RAY_AUTH_TOKEN(_PATH))."""
     from ray._private.authentication.authentication_token_setup import _get_default_token_path
 
-    from osrs_rllib.jobs import RAY_TOKEN_FILE
+    from osrs_rllib.experiments.jobs import RAY_TOKEN_FILE
 
     assert _get_default_token_path() == RAY_TOKEN_FILE
 

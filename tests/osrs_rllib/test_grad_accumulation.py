@@ -11,8 +11,8 @@ import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
 from ray.rllib.policy.sample_batch import SampleBatch
 
-from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy, micro_batch_bounds
-from osrs_rllib.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
+from osrs_rllib.training.learner.accumulation import AccumulatingPPOTorchPolicy, micro_batch_bounds
+from osrs_rllib.training.learner.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
 
 
 def one_update(setting: dict[str, Any], steps: int) -> tuple[dict[str, np.ndarray], dict[str, Any], Any]:

@@ -1,5 +1,5 @@
-"""`osrs_rllib.jobs.stop_jobs`, what ``osrs-rllib stop`` calls: which runs it stops and the state each ends in,
-on real processes and experiment directories (no Ray: a stand-in process plays the run)."""
+"""`osrs_rllib.experiments.jobs.stop_jobs`, what ``osrs-rllib stop`` calls: which runs it stops and the state each ends
+in, on real processes and experiment directories (no Ray: a stand-in process plays the run)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from osrs_rllib.cli import app
-from osrs_rllib.experiment import Experiment
-from osrs_rllib.jobs import JobsError, stop_jobs
+from osrs_rllib.experiments.jobs import JobsError, stop_jobs
+from osrs_rllib.experiments.layout import Experiment
 
 
 def _running(root: Path, name: str) -> subprocess.Popen[bytes]:

@@ -13,14 +13,14 @@ import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
 from ray.rllib.policy.sample_batch import SampleBatch
 
-from osrs_rllib import learner_precision
-from osrs_rllib.config import ConfigError, load_config
-from osrs_rllib.grad_accumulation import AccumulatingPPOTorchPolicy
-from osrs_rllib.learner_precision import (
+from osrs_rllib.config.schema import ConfigError, load_config
+from osrs_rllib.training.learner import precision as learner_precision
+from osrs_rllib.training.learner.accumulation import AccumulatingPPOTorchPolicy
+from osrs_rllib.training.learner.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
+from osrs_rllib.training.learner.precision import (
     describe,
     resolve,
 )
-from osrs_rllib.ppo_policy import PRECISION_KEY, NHPPOTorchPolicy, policy_spec
 from policies.network import NHPolicyNetwork
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"

@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 import torch
 
-from osrs_rllib import learner_threads
-from osrs_rllib.config import ConfigError, load_config
-from osrs_rllib.learner_threads import MAX_PROBE_INTERVAL, LearnerThreads, ThreadChooser
+from osrs_rllib.config.schema import ConfigError, load_config
+from osrs_rllib.training.learner import threads as learner_threads
+from osrs_rllib.training.learner.threads import MAX_PROBE_INTERVAL, LearnerThreads, ThreadChooser
 
 
 def run(chooser: ThreadChooser, seconds: dict[int, float], iterations: int) -> list[int]:

@@ -15,9 +15,9 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 
 from envs.nh.core_engine import core_available
 from league.callback import LeaguePlan, PlanEntry, slot_policy_id
-from osrs_rllib.config import load_config
-from osrs_rllib.lockstep_sampler import LockstepSampler
-from osrs_rllib.rllib_config import build_algorithm_config, register_everything
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
+from osrs_rllib.training.sampling.lockstep import LockstepSampler
 from policies.rllib_model import nh_model_of
 
 pytestmark = [
@@ -172,8 +172,8 @@ def test_array_path_gives_the_dict_paths_batches_and_metrics(
 
 
 def _training_envs(n: int, **extra: Any) -> list[Any]:
-    from osrs_rllib.rllib_config import env_config
-    from osrs_rllib.training_env import TrainingEnv
+    from osrs_rllib.training.algorithm import env_config
+    from osrs_rllib.training.sampling.env import TrainingEnv
 
     cfg = load_config(REPO / "configs" / "smoke.yml", ["env.params.max_episode_ticks=30"])
     mix = {"baseline": 0.3, "self_play": 0.3, "prayer_switcher": 0.2, "tribrid": 0.2}
@@ -198,7 +198,7 @@ def test_core_env_batch_steps_as_step_envs() -> None:
     equal, and each ended fight's five dicts (infos, episode metrics) equal."""
     from envs.nh.contract import masked_random_actions
     from envs.rllib_env import AGENT_IDS, CoreEnvBatch, share_core_batch, step_envs
-    from osrs_rllib.lockstep_sampler import _Flattener
+    from osrs_rllib.training.sampling.lockstep import _Flattener
 
     n = 6
     twins = [_training_envs(n), _training_envs(n)]

@@ -16,9 +16,14 @@ from ray.rllib.models.preprocessors import get_preprocessor
 from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.core_engine import core_available
-from osrs_rllib.config import load_config
-from osrs_rllib.lockstep_sampler import LockstepRolloutWorker, LockstepSampler, _Flattener, unsupported_settings
-from osrs_rllib.train import build_algorithm_config, register_everything
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.training.sampling.lockstep import (
+    LockstepRolloutWorker,
+    LockstepSampler,
+    _Flattener,
+    unsupported_settings,
+)
+from osrs_rllib.training.trainer import build_algorithm_config, register_everything
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

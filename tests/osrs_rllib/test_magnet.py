@@ -17,9 +17,15 @@ import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
 from ray.rllib.policy.sample_batch import SampleBatch
 
-from osrs_rllib.config import ConfigError, load_config
-from osrs_rllib.ppo_policy import MAGNET_KEY, MAGNET_STATE_KEY, PRECISION_KEY, NHPPOTorchPolicy, policy_spec
-from osrs_rllib.train_report import tensorboard_tag
+from osrs_rllib.config.schema import ConfigError, load_config
+from osrs_rllib.training.learner.ppo_policy import (
+    MAGNET_KEY,
+    MAGNET_STATE_KEY,
+    PRECISION_KEY,
+    NHPPOTorchPolicy,
+    policy_spec,
+)
+from osrs_rllib.training.report import tensorboard_tag
 from policies.magnet import Magnet, ema_update, head_kl, uniform_log_probs
 from policies.network import MASKED_LOGIT, NHPolicyNetwork
 
@@ -199,7 +205,7 @@ def test_config_section_and_its_errors(tmp_path: Path) -> None:
 
 
 def test_main_alone_gets_the_magnet() -> None:
-    from osrs_rllib.rllib_config import build_algorithm_config
+    from osrs_rllib.training.algorithm import build_algorithm_config
 
     cfg = load_config(SMOKE, ["ppo.magnet.kind=uniform", "ppo.magnet.coeff=0.05"])
     policies = build_algorithm_config(cfg, ("main", "main_exploiter_0")).policies
@@ -220,8 +226,8 @@ def test_tensorboard_shows_the_magnet_under_its_own_group() -> None:
 def test_a_checkpoint_brings_the_same_magnet_back(tmp_path: Path) -> None:
     """One real iteration with an EMA magnet, RLlib's own checkpoint, a new algorithm loaded from it (as
     ``--resume`` does): the magnet is the one saved, dtype for dtype, and not the policy's weights."""
-    from osrs_rllib.rllib_config import build_algorithm_config, register_everything
-    from osrs_rllib.run_state import restore_exact_weights
+    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
+    from osrs_rllib.training.run_state import restore_exact_weights
 
     register_everything()
     sets = ["ppo.magnet.kind=ema", "ppo.magnet.coeff=0.1", "ppo.magnet.ema_decay=0.5", "runners.num_env_runners=0",

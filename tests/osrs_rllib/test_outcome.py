@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from envs.nh.contract import CRITIC_SIZE, NUM_LOGITS, OBS_SIZE
-from osrs_rllib.outcome import (
+from osrs_rllib.evaluation.outcome import (
     OutcomeError,
     allocate,
     brier_score,

@@ -1,7 +1,7 @@
 """A recipe in phases: one config, one ``osrs-rllib train``, the phases in order, resumable in the middle of one.
 
 The runs are real (Ray, RLlib, files on disk) at the smoke config's size with evaluation off, in this process
-(`osrs_rllib.train_run.run_train`, what the command calls), so a phase costs seconds. What is asserted is what
+(`osrs_rllib.training.launch.run_train`, what the command calls), so a phase costs seconds. What is asserted is what
 the run records: ``phases.json``, each phase's ``run.json``, checkpoints and ``init.json``.
 """
 
@@ -19,10 +19,10 @@ import yaml
 from typer.testing import CliRunner
 
 from osrs_rllib.cli import app
-from osrs_rllib.config import ConfigError, load_config
-from osrs_rllib.experiment import Experiment
-from osrs_rllib.phases import PHASES_FILE, RECIPE_FILE, PhasedRun
-from osrs_rllib.train_run import TrainRunError, run_train
+from osrs_rllib.config.schema import ConfigError, load_config
+from osrs_rllib.experiments.layout import Experiment
+from osrs_rllib.training.launch import TrainRunError, run_train
+from osrs_rllib.training.phases import PHASES_FILE, RECIPE_FILE, PhasedRun
 
 REPO = Path(__file__).resolve().parents[2]
 BATCH = 512
@@ -278,7 +278,7 @@ def test_the_nh_main_recipe_resolves_within_its_budget() -> None:
 def test_the_nh_main_recipe_runs_every_phase_at_smoke_size_and_ships(tmp_path: Path, ray_session: None) -> None:
     """nh-main.yml's own phases (mixes, league, entropy weights, init_from), each one iteration at the smoke
     config's sizes, then shipped by its rule at a few fights: the whole chain runs with one command each."""
-    from osrs_rllib.ship import SHIP_FILE, ship_run
+    from osrs_rllib.shipping.ship import SHIP_FILE, ship_run
     from policies.model_file import load_model_file
 
     smoke = yaml.safe_load((REPO / "configs" / "smoke.yml").read_text())

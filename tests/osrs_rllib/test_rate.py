@@ -11,7 +11,7 @@ import torch
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from envs.nh.params import FightParams
-from osrs_rllib.rate import resolve_players, save_table, tournament
+from osrs_rllib.evaluation.rate import resolve_players, save_table, tournament
 from policies.model_file import save_model_file
 from policies.network import NHPolicyNetwork
 from policies.network_config import NetworkConfig

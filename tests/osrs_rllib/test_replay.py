@@ -24,7 +24,7 @@ from envs.nh.params import FightParams
 from envs.nh.state import FightMode
 from osrs_rllib import analysis
 from osrs_rllib.cli import app
-from osrs_rllib.fight import run_fights
+from osrs_rllib.evaluation.fight import run_fights
 from osrs_rllib.replay import REPLAY_FORMAT, ReplayError, load_replay, render_html, verify, write_replay
 from osrs_rllib.replay.format import params_from_options, params_to_options
 from policies.model_file import load_model_file, save_model_file

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from osrs_rllib.fight import run_fights
+from osrs_rllib.evaluation.fight import run_fights
 from osrs_rllib.replay import load_replay, write_html
 from tests.osrs_rllib.test_replay import WinrateNetwork, _save
 

@@ -3,7 +3,7 @@
 The CLI tests start ``osrs-rllib`` in a subprocess from a temporary working directory holding a copy of
 ``configs/``, with the README's commands and the config's relative ``experiments_dir``. They kill by pid with a
 real SIGKILL: either from the test, or from the process itself at a named moment (`OSRS_RLLIB_TEST_KILL_AT`,
-see `osrs_rllib.experiment.kill_point`), so the awkward moments are hit every time rather than raced with a
+see `osrs_rllib.experiments.layout.kill_point`), so the awkward moments are hit every time rather than raced with a
 timer. Every subprocess runs in its own session and its process group is killed in a ``finally``.
 
 The first block needs no Ray: checkpoint completeness, the marker, the league's weights on disk, the random
@@ -31,7 +31,7 @@ import pytest
 import torch
 
 from league.callback import LeagueRunner
-from osrs_rllib.experiment import (
+from osrs_rllib.experiments.layout import (
     KILL_AT_ENV,
     MODEL_NAME,
     STATE_FILE,
@@ -40,7 +40,7 @@ from osrs_rllib.experiment import (
     ExperimentError,
     checkpoint_problem,
 )
-from osrs_rllib.train import driver_rng_state, set_driver_rng_state, stream_seed
+from osrs_rllib.training.trainer import driver_rng_state, set_driver_rng_state, stream_seed
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,7 +153,7 @@ def test_a_kill_between_the_write_and_the_commit_leaves_the_previous_checkpoint(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from osrs_rllib.experiment import CheckpointInfo, Experiment\n"
+        "from osrs_rllib.experiments.layout import CheckpointInfo, Experiment\n"
         "exp = Experiment(Path(sys.argv[1]), 'run')\n"
         "for it in (1, 2):\n"
         "    with exp.writing_checkpoint(it, marker={'env_steps': it * 100}) as tmp:\n"
@@ -227,9 +227,9 @@ def test_a_resume_draws_new_env_streams_deterministically() -> None:
 def test_a_restore_puts_back_what_the_checkpoint_holds(tmp_path: Path, ray_session: None) -> None:
     """In-process: the resumed trainer holds the weights (normalisation statistics included), the optimiser's
     moments, the schedules' timestep, the counters, the league and the driver's generators of the checkpoint."""
-    from osrs_rllib.config import load_config
-    from osrs_rllib.opponents import LEARNER_POLICY
-    from osrs_rllib.train import Trainer, make_view
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.sampling import LEARNER_POLICY
+    from osrs_rllib.training.trainer import Trainer, make_view
 
     cfg = load_config(
         REPO / "configs" / "smoke.yml",

@@ -10,12 +10,12 @@ from typer.testing import CliRunner
 
 from envs.nh.contract import CRITIC_SIZE, OBS_SIZE
 from osrs_rllib.cli import app
-from osrs_rllib.config import ConfigError, load_config
-from osrs_rllib.config_files import to_yaml
-from osrs_rllib.config_options import MixtureConfig
-from osrs_rllib.exploit_setup import MEMBERS_DIR, default_name, expand_mixtures, resolve_models
-from osrs_rllib.milestones import milestone_path
-from osrs_rllib.run_mixture import MIXTURE_NAME, Candidate, MixtureError, choose_members, write_run_mixture
+from osrs_rllib.config.files import to_yaml
+from osrs_rllib.config.options import MixtureConfig
+from osrs_rllib.config.schema import ConfigError, load_config
+from osrs_rllib.exploit.setup import MEMBERS_DIR, default_name, expand_mixtures, resolve_models
+from osrs_rllib.training.milestones import milestone_path
+from osrs_rllib.training.mixture import MIXTURE_NAME, Candidate, MixtureError, choose_members, write_run_mixture
 from policies.model_file import load_model_file, save_model_file
 from policies.network import NHPolicyNetwork
 from policies.network_config import NetworkConfig

@@ -14,10 +14,16 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import OBS_SIZE, masked_random_actions
-from osrs_rllib.config import ConfigError, StepSchedule, load_config
-from osrs_rllib.opponents import TrainingEnv
-from osrs_rllib.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, NoveltyReward, ObservationNoise, entry_indices
-from osrs_rllib.train import env_config
+from osrs_rllib.config.schema import ConfigError, StepSchedule, load_config
+from osrs_rllib.training.sampling import TrainingEnv
+from osrs_rllib.training.sampling.shaping import (
+    NOISE_ENTRIES,
+    NOVELTY_ENTRIES,
+    NoveltyReward,
+    ObservationNoise,
+    entry_indices,
+)
+from osrs_rllib.training.trainer import env_config
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "smoke.yml"
@@ -205,8 +211,8 @@ def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Pat
     assert "fight/novelty_return_mean" in tensorboard_tags(run / "tensorboard")
     state = pickle.loads((run / "checkpoints" / "iter-000002" / "policies" / "main" / "policy_state.pkl").read_bytes())
     # accumulating, and autocast where the default learner precision (auto) resolves to bfloat16 on this CPU
-    from osrs_rllib.learner_precision import resolve
-    from osrs_rllib.ppo_policy import PRECISION_KEY
+    from osrs_rllib.training.learner.ppo_policy import PRECISION_KEY
+    from osrs_rllib.training.learner.precision import resolve
 
     assert state["policy_spec"]["policy_class"].__name__ == "NHPPOTorchPolicy"
     assert state["policy_spec"]["config"]["grad_accumulation_steps"] == 4

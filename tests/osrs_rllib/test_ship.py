@@ -16,10 +16,11 @@ import yaml
 from typer.testing import CliRunner
 
 from osrs_rllib.cli import app
-from osrs_rllib.config import load_config
-from osrs_rllib.experiment import Experiment
-from osrs_rllib.exploit import EXPLOIT_FILE
-from osrs_rllib.ship import (
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.experiments.layout import Experiment
+from osrs_rllib.exploit.measure import EXPLOIT_FILE
+from osrs_rllib.shipping.card import pct
+from osrs_rllib.shipping.ship import (
     SHIP_DIR,
     SHIP_FILE,
     Candidate,
@@ -32,8 +33,7 @@ from osrs_rllib.ship import (
     pick,
     ship_run,
 )
-from osrs_rllib.ship_card import pct
-from osrs_rllib.train_run import run_train
+from osrs_rllib.training.launch import run_train
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def rung_rows(**by_mode: dict[str, float]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_candidate_under_the_rung_s_floor_is_neither_a_finalist_nor_shipped() -> None:
-    from osrs_rllib.config_recipe import ShipFloorConfig
+    from osrs_rllib.config.recipe import ShipFloorConfig
 
     floor = ShipFloorConfig(mean=0.92, every_build=0.87)
     strong = rung_rows(deterministic={"PURE": 0.95, "ZERKER": 0.91}, stochastic={"PURE": 0.96, "ZERKER": 0.90})
@@ -279,10 +279,10 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
     import numpy as np
 
     from envs.nh.params import FightParams
-    from osrs_rllib.evaluation import network_act_fn
-    from osrs_rllib.match import PolicySide, play_match
-    from osrs_rllib.ship import MIXTURE_LABEL
-    from osrs_rllib.stratified_fights import spread, trained_builds
+    from osrs_rllib.evaluation.match import PolicySide, play_match
+    from osrs_rllib.evaluation.policy_fights import network_act_fn
+    from osrs_rllib.evaluation.stratified import spread, trained_builds
+    from osrs_rllib.shipping.ship import MIXTURE_LABEL
     from policies.fight_rules import fight_rules_of
     from policies.mixture_draw import fight_members
 
@@ -322,7 +322,7 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
 def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_path: Path, ray_session: None) -> None:
     """A mixture the probe picks ships as the mixture file it was measured as (members unchanged, the default play
     mode in its metadata, which `serve` gives each member), and its card names the members."""
-    from osrs_rllib.ship import MIXTURE_LABEL
+    from osrs_rllib.shipping.ship import MIXTURE_LABEL
     from serving.models import ModelRegistry
 
     smoke = str(REPO / "configs" / "smoke.yml")
@@ -341,8 +341,8 @@ def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_pa
     assert report["exploitability"]["fights"] == 2 * 6  # 2 final fights per build shared by the 2 members
 
     # whichever won the probe, the mixture row ships as its own file when picked: pick it by hand to check that path
-    from osrs_rllib.ship import write_model
-    from osrs_rllib.ship_card import card_markdown
+    from osrs_rllib.shipping.card import card_markdown
+    from osrs_rllib.shipping.ship import write_model
 
     shipped = write_model(Path(mix_row["file"]), out / "mix.nhmodel", {"play_mode": "sampling"})
     model = load_model_file(out / "mix.nhmodel")

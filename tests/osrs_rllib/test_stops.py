@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from osrs_rllib.experiment import Experiment
+from osrs_rllib.experiments.layout import Experiment
 from policies.model_file import load_model_file
 from tests.command_process import CommandProcess
 from tests.serving.conftest import write_model
@@ -111,8 +111,8 @@ def test_exploit_second_ctrl_c_during_its_final_evaluation(tmp_path: Path) -> No
 
 @pytest.mark.timeout(600)
 def test_bc_stopped_mid_training_writes_its_best_epoch_and_says_what_it_did_not_train(tmp_path: Path) -> None:
-    from osrs_rllib.config import load_config
-    from osrs_rllib.fight import run_fights
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.evaluation.fight import run_fights
     from policies.fight_rules import fight_rules_of
 
     rules = fight_rules_of(load_config(REPO / "configs" / "nh.yml").to_dict()).rules  # what bc trains under

@@ -13,8 +13,8 @@ from envs.nh.engine import NHEngine
 from envs.nh.loadouts import Build
 from envs.nh.params import FightParams, ParamError
 from envs.nh.sim import Outcome
-from osrs_rllib.evaluation import evaluate
-from osrs_rllib.stratified_fights import SplitTally, parse_builds, spread, trained_builds
+from osrs_rllib.evaluation.policy_fights import evaluate
+from osrs_rllib.evaluation.stratified import SplitTally, parse_builds, spread, trained_builds
 
 CORE = ["LMS_PURE", "LMS_ZERKER", "LMS_MED", "PURE", "ZERKER", "MED"]
 CORE_OPTIONS = {
@@ -111,8 +111,8 @@ def test_evaluation_of_a_fixed_build_stays_one_build() -> None:
 
 def test_status_lines_name_the_weakest_build_next_to_the_mean() -> None:
     """The figure a user reads while training: the mean over builds never stands alone."""
-    from osrs_rllib.config import load_config
-    from osrs_rllib.train import RunState, format_eval_line, format_line, summary_figures
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.trainer import RunState, format_eval_line, format_line, summary_figures
 
     (row,) = evaluate(_first_legal, ["baseline"], 3, params=CORE_OPTIONS, seed=5, unseen_builds=[Build.MAXED])
     state = RunState()

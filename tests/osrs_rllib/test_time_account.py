@@ -1,4 +1,4 @@
-"""The time account of a run (`osrs_rllib.time_account`): every second of the wall time under one part.
+"""The time account of a run (`osrs_rllib.training.time_account`): every second of the wall time under one part.
 
 The bar: the account's parts sum to the run's wall time (as ``run.json`` measures it) within 5 %, every part is
 there, and TensorBoard holds each iteration's split. The runs are real (`osrs-rllib train` / ``exploit`` on the
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from osrs_rllib.time_account import NAMED_PARTS, PARTS, SAMPLING_SPLIT, TimeAccount, format_table
+from osrs_rllib.training.time_account import NAMED_PARTS, PARTS, SAMPLING_SPLIT, TimeAccount, format_table
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = (sys.executable, "-m", "osrs_rllib.cli")

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from osrs_rllib.config import load_config
-from osrs_rllib.experiment import MODEL_NAME, STATE_FILE, Experiment
-from osrs_rllib.milestones import milestones
-from osrs_rllib.train_report import training_rules
+from osrs_rllib.config.schema import load_config
+from osrs_rllib.experiments.layout import MODEL_NAME, STATE_FILE, Experiment
+from osrs_rllib.training.milestones import list_milestones
+from osrs_rllib.training.report import training_rules
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def tensorboard_tags(event_dir: Path) -> set[str]:
 def mixture_written_by_rule(exp: Experiment) -> Any:
     """The run's ``models/mixture.nhmodel``, checked against the rule applied to the models on disk now: the
     latest, the best and the milestones newest first, at most 3, no two of one checkpoint."""
-    from osrs_rllib.run_mixture import MIXTURE_NAME, candidates
+    from osrs_rllib.training.mixture import MIXTURE_NAME, candidates
 
     mixed = load_model_file(exp.models_dir / MIXTURE_NAME)
     wanted, seen = [], set()
@@ -131,7 +131,7 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
         if env_steps // every > reached:
             expected.append(env_steps)
             reached = env_steps // every
-    kept_milestones = milestones(exp.models_dir)
+    kept_milestones = list_milestones(exp.models_dir)
     assert [m.env_steps for m in kept_milestones] == expected and 2 <= len(expected) < len(steps)
     for milestone in kept_milestones:
         md = load_model_file(milestone.path).metadata
@@ -411,6 +411,6 @@ def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path:
     rules = json.loads(json.dumps(training_rules(load_config(REPO / "configs" / "smoke.yml")).to_dict()))
     assert run["rules"] == rules and set(rules["origin"].values()) == {"training config"}
     # the number format its learner computed in, `auto` resolved on this machine, as the first lines said
-    from osrs_rllib.learner_precision import describe, resolve
+    from osrs_rllib.training.learner.precision import describe, resolve
 
     assert run["learner_precision"] == resolve("auto") and describe("auto") in proc.stdout + proc.stderr

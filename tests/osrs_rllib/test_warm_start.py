@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from envs.nh.contract import frame_offsets
-from osrs_rllib.bc import init_network
-from osrs_rllib.config import TrainConfig, load_config
-from osrs_rllib.experiment import MODEL_NAME, Experiment
-from osrs_rllib.train import Trainer
-from osrs_rllib.warm_start import CRITIC_PREFIXES, INIT_FILE, load_init
+from osrs_rllib.config.schema import TrainConfig, load_config
+from osrs_rllib.experiments.layout import MODEL_NAME, Experiment
+from osrs_rllib.training.bc.learn import init_network
+from osrs_rllib.training.trainer import Trainer
+from osrs_rllib.training.warm_start import CRITIC_PREFIXES, INIT_FILE, load_init
 from policies.model_file import load_model_file, save_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,9 +148,9 @@ def test_apply_init_loads_a_ppo_policy_exactly_with_or_without_the_critic(tmp_pa
     from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
     from ray.rllib.models.preprocessors import get_preprocessor
 
-    from osrs_rllib.opponents import TrainingEnv
-    from osrs_rllib.train import build_algorithm_config, env_config
-    from osrs_rllib.warm_start import apply_init
+    from osrs_rllib.training.sampling import TrainingEnv
+    from osrs_rllib.training.trainer import build_algorithm_config, env_config
+    from osrs_rllib.training.warm_start import apply_init
     from policies.rllib_model import register
 
     register()
@@ -191,7 +191,7 @@ def test_load_init_without_the_critic_leaves_its_keys_out(tmp_path: Path) -> Non
 def test_a_mixture_warm_starts_from_the_member_init_member_names(tmp_path: Path) -> None:
     """A run trains one network: a per-fight mixture file starts it only from a named member (``init.member``),
     whose weights it then holds exactly; no member, or one the file does not hold, is an error naming the key."""
-    from osrs_rllib.warm_start import WarmStartError
+    from osrs_rllib.training.warm_start import WarmStartError
     from policies.mixture import save_mixture_file
 
     cfg = load_config(SMOKE)

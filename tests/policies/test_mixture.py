@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from envs.nh.contract import CRITIC_SIZE, MAX_HEAD_SIZE, NUM_HEADS, NUM_LOGITS, OBS_SIZE
-from osrs_rllib.fight import run_fights
+from osrs_rllib.evaluation.fight import run_fights
 from policies.mixture import save_mixture_file, write_member_file
 from policies.mixture_draw import fight_member, fight_members
 from policies.model_file import MIXTURE_FORMAT, ModelFileError, load_model_file, read_model_meta, save_model_file

@@ -80,7 +80,7 @@ def test_fight_between_models_of_different_modes_plays_each_its_own(models: dict
     assert default_sampling(greedy, unstated) is False and default_sampling("baseline", "expert") is False
     mixed = _fight(sampling, greedy)
     assert mixed["model_sampling"] is None
-    from osrs_rllib.fight import resolve_side
+    from osrs_rllib.evaluation.fight import resolve_side
 
     seated = [resolve_side(p, None)(0) for p in (sampling, greedy, unstated)]  # type: ignore[misc]
     assert [side.deterministic for side in seated] == [False, True, True]

@@ -17,7 +17,7 @@ from ray.tune.registry import register_env
 from envs.nh.contract import HEAD_SIZES, NUM_HEADS, NUM_LOGITS, Head
 from envs.opponents import LADDER, PRESCIENT
 from envs.rllib_env import NHMultiAgentEnv
-from osrs_rllib.lockstep_sampler import LockstepRolloutWorker
+from osrs_rllib.training.sampling.lockstep import LockstepRolloutWorker
 from policies.network_config import NetworkConfig
 from policies.rllib_model import (
     NHActionDistribution,
@@ -263,8 +263,8 @@ def test_head_entropy_weights_scale_each_heads_entropy_in_the_loss() -> None:
 def test_the_recipe_s_head_entropy_weights_reach_the_rllib_model_config() -> None:
     from pathlib import Path
 
-    from osrs_rllib.config import load_config
-    from osrs_rllib.rllib_config import _algorithm_config
+    from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training.algorithm import _algorithm_config
 
     configs = Path(__file__).resolve().parents[2] / "configs"
     mixing = _algorithm_config(load_config(configs / "study" / "exploiters-mixing.yml")).model["custom_model_config"]

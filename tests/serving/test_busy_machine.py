@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
-from osrs_rllib.experiment import Experiment
+from osrs_rllib.experiments.layout import Experiment
 from serving.client import build_request
 from serving.runtime import free_port
 

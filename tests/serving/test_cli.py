@@ -69,7 +69,7 @@ def test_export_a_league_snapshot(tmp_path: Path) -> None:
 
     from envs.nh.contract import CRITIC_SIZE
     from league.players import Snapshot
-    from osrs_rllib.config import dump_config, load_config
+    from osrs_rllib.config.schema import dump_config, load_config
     from policies.network import NHPolicyNetwork
 
     cfg = load_config(REPO / "configs" / "smoke.yml")

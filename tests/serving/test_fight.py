@@ -10,7 +10,7 @@ import pytest
 from envs.nh.core_engine import AnyEngine
 from envs.nh.engine import EngineStep
 from envs.nh.params import FightParams
-from osrs_rllib.batched_fights import Seat, play_fights
+from osrs_rllib.evaluation.batched import Seat, play_fights
 from policies.model_file import load_model_file
 from serving.client import ServeClient, play_fight
 from tests.serving.conftest import Stack

@@ -151,8 +151,8 @@ def whole_run(config: str, overrides: list[str], minutes: float, experiments_dir
 
     from osrs_rllib.config.schema import load_config
     from osrs_rllib.experiments.layout import Experiment
+    from osrs_rllib.training import Trainer
     from osrs_rllib.training.parts import StopLimits
-    from osrs_rllib.training.trainer import Trainer
 
     with tempfile.TemporaryDirectory(prefix="train-throughput-") as tmp:
         root = experiments_dir or tmp

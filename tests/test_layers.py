@@ -137,9 +137,94 @@ def test_serving_does_not_import_the_trainer() -> None:
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in _files("serving")
         for line, module in _imports(path)
-        if _matches(module, "osrs_rllib.training.trainer") or _matches(module, "ray.rllib.algorithms")
+        if _matches(module, "osrs_rllib.training") or _matches(module, "ray.rllib.algorithms")
     ]
     assert not broken, "\n".join(broken)
+
+
+# ---- the application's packages (docs/architecture.md, "The application's packages") ---------------------------
+APP = ROOT / "osrs_rllib"
+APP_LAYERS: dict[str, tuple[str, ...]] = {
+    "config": (),
+    "experiments": (),
+    "replay": (),
+    "evaluation": ("experiments", "replay"),
+    "training": ("config", "evaluation", "experiments", "replay"),
+    "exploit": ("config", "evaluation", "experiments", "training"),
+    "shipping": ("config", "evaluation", "experiments", "exploit", "training"),
+    "analysis": ("config", "evaluation", "experiments", "replay", "training"),
+    "play": ("config", "evaluation", "replay"),
+    "commands": ("analysis", "config", "evaluation", "experiments", "exploit", "play", "replay", "shipping",
+                 "training"),
+}
+"""Each package of the application and the packages it may import: the data flows one way, a config becomes a run
+(training), a run becomes checkpoints and shipped models (exploit, shipping), and models fight (evaluation) and are
+recorded (replay); the commands sit on top, ``cli.py`` on them."""
+LAZY_PACKAGES = ("config", "experiments", "evaluation", "training", "training.sampling", "exploit", "shipping")
+"""Packages whose ``__init__`` names their entry points in a table, imported on first use (`common.lazy`)."""
+
+
+def _app_package(path: Path) -> str | None:
+    parts = path.relative_to(APP).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _app_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every absolute import of the application in `path`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and _matches(node.module, "osrs_rllib"):
+            found.append((node.lineno, node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if _matches(a.name, "osrs_rllib")]
+    return found
+
+
+def test_the_application_is_packages_and_its_entry_point() -> None:
+    flat = sorted(p.name for p in APP.glob("*.py") if p.name not in ("__init__.py", "cli.py", "__main__.py"))
+    assert not flat, f"modules directly under osrs_rllib/ (put each in the package of its job): {flat}"
+    packages = {p.name for p in APP.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(APP_LAYERS), "every package has a line in APP_LAYERS (and docs/architecture.md)"
+
+
+@pytest.mark.parametrize("package", sorted(APP_LAYERS))
+def test_application_packages_point_one_way(package: str) -> None:
+    allowed = {package, *APP_LAYERS[package]}
+    broken = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted((APP / package).rglob("*.py"))
+        for line, module, names in _app_imports(path)
+        for target in [module.split(".")[1] if module.count(".") else (names[0] if names else "")]
+        if target not in allowed
+    ]
+    assert not broken, "\n".join(broken)
+
+
+def test_packages_import_each_other_through_their_names() -> None:
+    """Across packages, code imports a package's entry points (``from osrs_rllib.training import Trainer``), not its
+    modules: a package may then move code between its modules without touching its users."""
+    broken = []
+    for path in sorted(APP.rglob("*.py")):
+        own = _app_package(path)
+        for line, module, _ in _app_imports(path):
+            parts = module.split(".")
+            if len(parts) > 2 and parts[1] != own and parts[1] in {p.split(".")[0] for p in LAZY_PACKAGES}:
+                broken.append(f"{path.relative_to(ROOT)}:{line} imports {module}: import from osrs_rllib.{parts[1]}")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_a_packages_names_resolve_and_shadow_no_module(package: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"osrs_rllib.{package}")
+    submodules = {p.stem for p in (APP / package.replace(".", "/")).glob("*.py")} | {
+        p.name for p in (APP / package.replace(".", "/")).iterdir() if (p / "__init__.py").is_file()
+    }
+    assert not set(module._EXPORTS) & submodules, "a name that is also a module's would depend on import order"
+    for name in module._EXPORTS:
+        assert getattr(module, name) is not None, name
+    assert module.__doc__ and len(module.__doc__) > 80, "a paragraph saying what the package owns"
 
 
 @pytest.mark.parametrize(

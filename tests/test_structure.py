@@ -167,6 +167,33 @@ def test_no_trainer_subclass_overrides_a_private_method() -> None:
     assert trainer_override_violations() == []
 
 
+FOLDER_FAMILIES: dict[str, str] = {
+    "policies/model": "the file format (`model_file.py`, torch only) and its RLlib face (`model_file_policy.py`)",
+    "policies/network": "the network (torch) and its config (`network_config.py`), which the training config reads "
+    "without importing torch",
+    "policies/mixture": "a per-fight mixture file (torch) and its draw (`mixture_draw.py`, numpy only: the client "
+    "of serving draws the member without torch)",
+}
+"""Module-name families that may stay side by side in one folder, and why."""
+
+
+def prefix_families() -> list[str]:
+    """Folders holding two or more modules named ``<word>_...`` (or ``<word>`` and ``<word>_...``): a job spread over
+    files by name, which a folder of its own should hold (``config_*``, ``exploit_*``, ``train_*``, ...)."""
+    found = []
+    for folder in sorted({p.parent for p in _modules()} | {ROOT / "envs", ROOT / "common"}):
+        names = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+        for word in sorted({n.split("_")[0] for n in names}):
+            family = [n for n in names if n == word or n.startswith(word + "_")]
+            if len(family) > 1 and f"{_relative(folder)}/{word}" not in FOLDER_FAMILIES:
+                found.append(f"{_relative(folder)}: {', '.join(family)}")
+    return found
+
+
+def test_no_prefix_family_outside_a_folder() -> None:
+    assert prefix_families() == []
+
+
 def test_body_count_skips_the_docstring() -> None:
     source = 'def f():\n    """Doc\n    string."""\n    a = 1\n\n    return a\n'
     node = ast.parse(source).body[0]
@@ -175,5 +202,5 @@ def test_body_count_skips_the_docstring() -> None:
 
 
 if __name__ == "__main__":
-    for line in module_violations() + function_violations() + trainer_override_violations():
+    for line in module_violations() + function_violations() + trainer_override_violations() + prefix_families():
         print(line)

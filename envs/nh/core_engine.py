@@ -357,7 +357,7 @@ class CoreEngine:
         tick, _, build, fight_mode, hp0, hp1, _, _ = self._batch.brief(self._k)
         return fight_info(i, tick, _BUILDS[build], _FIGHT_MODES[fight_mode], (hp0, hp1), self._params.episode_id, step)
 
-    # ---- read-only accessors for the fight tools (`osrs_rllib/evaluation/engine_views.py`) ----------------
+    # ---- read-only accessors for the fight tools (`osrs_rllib/replay/engine_views.py`) ----------------
     def events(self, i: int) -> dict[str, Any]:
         """Player i's events of the last tick as the core holds them (`FightBatch.events`: the hits it created,
         with styles as numbers, healing and wasted supplies); the Python engine's `sim.events[i]`."""

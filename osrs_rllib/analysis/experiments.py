@@ -18,8 +18,8 @@ import yaml
 
 from envs.nh.contract import CONTRACT_VERSION
 from osrs_rllib.analysis.policies import AnalysisError
-from osrs_rllib.experiments.layout import MODEL_NAME, STATE_FILE, Experiment, read_json
-from osrs_rllib.training.milestones import MILESTONES_DIR, list_milestones
+from osrs_rllib.experiments import MODEL_NAME, STATE_FILE, Experiment, read_json
+from osrs_rllib.training import MILESTONES_DIR, list_milestones
 from policies.model_file import ModelFileError, read_model_meta
 
 LEAGUE_FILE = "league.json"

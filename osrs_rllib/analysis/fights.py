@@ -9,7 +9,7 @@ noise from the same pair, exactly as `osrs-rllib fight` does. So the same seed g
 
 Figures are read from the simulator state after each tick (`on_step` hands over the engine), once per tick
 and player by `_TickReader`; the per-fight row is the sum of the per-tick rows by construction, which the
-tests check. The state is read through `osrs_rllib.evaluation.engine_views`, so the fights run on either engine with the
+tests check. The state is read through `osrs_rllib.replay.engine_views`, so the fights run on either engine with the
 same figures (and replays): the compiled core by default (``engine="auto"``).
 
 A model side plays by the rules it was trained under (`policies.fight_rules`: its training config's masks and
@@ -41,10 +41,16 @@ from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy, policy_from_spec
 from osrs_rllib.analysis.ticks import _COUNTS, STYLES, _state_row, _TickReader
-from osrs_rllib.evaluation import engine_views
-from osrs_rllib.evaluation.batched import LadderSeat, Seat, SeatNoise, seat_seed
-from osrs_rllib.evaluation.engine_views import PlayerLike
-from osrs_rllib.evaluation.match import FightHooks, SeatedPlayer, play_match
+from osrs_rllib.evaluation import (
+    FightHooks,
+    LadderSeat,
+    Seat,
+    SeatedPlayer,
+    SeatNoise,
+    play_match,
+    seat_seed,
+)
+from osrs_rllib.replay import PlayerLike, engine_views
 from osrs_rllib.replay.format import write_replay
 from osrs_rllib.replay.recorder import FightRecorder, player_info, replay_name, winrate_fn
 from policies.fight_rules import RulesConflict, fight_rules_of, resolve_fight_rules
@@ -411,7 +417,7 @@ def fight_params(
             resolved.append(FightParams.from_options({"account_build": item}).account_build)
         except ValueError as exc:
             raise AnalysisError(str(exc)) from None
-    from osrs_rllib.evaluation.stratified import spread  # the spread of `osrs-rllib fight --build`, `rate`, evaluation
+    from osrs_rllib.evaluation import spread
 
     return tuple(spread(base, fights, resolved))
 

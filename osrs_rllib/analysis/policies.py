@@ -17,7 +17,7 @@ import numpy as np
 
 from envs.nh.params import OPPONENT_BASELINE
 from envs.opponents import LADDER, ScriptedPolicy, act_rows, make_opponent
-from osrs_rllib.experiments.layout import MODEL_NAME, STATE_FILE
+from osrs_rllib.experiments import MODEL_NAME, STATE_FILE
 from policies.model_file import MODEL_SUFFIX, ModelFile, load_model_file
 
 BASELINE = OPPONENT_BASELINE

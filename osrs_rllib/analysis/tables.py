@@ -28,7 +28,7 @@ from league.ratings import ratings_table
 from osrs_rllib.analysis.experiments import ExperimentView, _experiment_dir, open_experiment
 from osrs_rllib.analysis.fights import ACTION_COLUMNS, DEFAULT_PARALLEL_FIGHTS, play
 from osrs_rllib.analysis.policies import AnalysisError, Policy, load_policy
-from osrs_rllib.experiments.layout import read_json
+from osrs_rllib.experiments import read_json
 from policies.model_file import read_model_meta
 
 CACHE_FILE = Path("analysis") / "checkpoint_table.json"

@@ -24,7 +24,7 @@ from envs.nh.state import (
     PlayerState,
     weapon_family,
 )
-from osrs_rllib.evaluation.engine_views import EventsLike, PlayerLike
+from osrs_rllib.replay import EventsLike, PlayerLike
 from osrs_rllib.replay.state import gear_set
 
 STYLES = tuple(s.name.lower() for s in CombatStyle)

@@ -42,7 +42,7 @@ def behaviour_cloning(
 ) -> None:
     """Behaviour cloning: train the config's policy network on recorded fights (every head, teacher-forced under
     the masks) and write a model file; held-out fights give per-head accuracy (osrs_rllib/training/bc/learn.py)."""
-    from osrs_rllib.training.bc.learn import bc_command
+    from osrs_rllib.training import bc_command
 
     settings = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "holdout": holdout, "seed": seed}
     raise typer.Exit(

@@ -28,8 +28,7 @@ def config_show(
     The output is itself a valid config: saving it and loading it gives the same configuration. A recipe's
     phases are listed on top (each one's budget and start); --phase NAME prints one phase resolved.
     """
-    from osrs_rllib.config.recipe import phase_config, phase_lines
-    from osrs_rllib.config.schema import ConfigError, dump_config, load_config
+    from osrs_rllib.config import ConfigError, dump_config, load_config, phase_config, phase_lines
 
     overrides = set_ or []
     try:

@@ -73,8 +73,7 @@ def fight(
     """
     from common.stops import StopRequest
     from envs.nh.core_engine import check_engine
-    from osrs_rllib.evaluation.fight import FightsStopped, plan_matchup, run_fights
-    from osrs_rllib.evaluation.stratified import parse_builds
+    from osrs_rllib.evaluation import FightsStopped, parse_builds, plan_matchup, run_fights
 
     try:
         options = parse_set_options(set_ or [])
@@ -118,7 +117,7 @@ def default_sampling(a: str, b: str) -> bool | None:
     Raises:
         ValueError: A model file that cannot be read, or one whose mode is neither greedy nor sampling.
     """
-    from osrs_rllib.evaluation.fight import is_model_path
+    from osrs_rllib.evaluation import is_model_path
 
     models = [x for x in (a, b) if is_model_path(x)]
     if not models:

@@ -21,7 +21,7 @@ def dashboard_token() -> None:
     Open the dashboard address that `train` or `serve` printed, paste the token into the dialog; for the
     HTTP API send it as ``Authorization: Bearer TOKEN``.
     """
-    from osrs_rllib.experiments.jobs import ray_auth_token
+    from osrs_rllib.experiments import ray_auth_token
 
     token, where = ray_auth_token()
     if token is None:
@@ -34,7 +34,7 @@ def jobs(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List training runs with their state and latest figures."""
-    from osrs_rllib.experiments.jobs import list_jobs
+    from osrs_rllib.experiments import list_jobs
 
     rows = list_jobs(experiments_dir)
     if as_json:
@@ -78,7 +78,7 @@ def stop(
     as_json: Annotated[bool, typer.Option("--json", help="Print each run's state afterwards as JSON.")] = False,
 ) -> None:
     """Stop a run cleanly: it finishes its iteration, writes a checkpoint and exits."""
-    from osrs_rllib.experiments.jobs import JobsError, stop_jobs
+    from osrs_rllib.experiments import JobsError, stop_jobs
 
     if (name is None) == (not all_):
         raise fail("give an experiment NAME or --all (not both)")

@@ -35,8 +35,8 @@ def mixture(
 ) -> None:
     """Write a per-fight mixture: several models in one file, one drawn per fight by the fight's seed, which
     fight, play, serve and exploit seat like any model (docs/league.md, "A per-fight mixture")."""
-    from osrs_rllib.config.schema import ConfigError, load_config
-    from osrs_rllib.training.mixture import MixtureError, describe, write_run_mixture
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.training import MixtureError, describe_mixture, write_run_mixture
     from policies.mixture import save_mixture_file
     from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
 
@@ -54,7 +54,7 @@ def mixture(
             path, chosen = write_run_mixture(first / "models", rule, out)
         except (ConfigError, MixtureError) as exc:
             raise fail(str(exc)) from None
-        typer.echo(f"wrote {path}: {describe(chosen)}, one drawn per fight")
+        typer.echo(f"wrote {path}: {describe_mixture(chosen)}, one drawn per fight")
         return
     if set_:
         raise fail("--set changes a run's rule; model files given by hand are the members as they are")

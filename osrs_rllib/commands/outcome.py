@@ -94,7 +94,7 @@ def outcome_train(
 ) -> None:
     """Play FIGHTS fights of MODEL against itself, the baseline and the ladder, learn P(win) per tick from its own
     observation, and store it in the model file as the `winrate` extension (test-split figures printed)."""
-    from osrs_rllib.evaluation.outcome import OutcomeError, parse_mix, train_winrate
+    from osrs_rllib.evaluation import OutcomeError, parse_mix, train_winrate
     from policies.model_file import ModelFileError
 
     try:
@@ -144,7 +144,7 @@ def outcome_check(
     """Calibration (ECE, reliability table, Brier) and AUC of MODEL's winrate extension on held-out fights, overall
     and by fight phase, opponent, build and fight type, against the calibration bars (ECE <= 0.05, AUC >= 0.85 from
     tick 20 on)."""
-    from osrs_rllib.evaluation.outcome import OutcomeError, check_winrate, parse_mix
+    from osrs_rllib.evaluation import OutcomeError, check_winrate, parse_mix
     from policies.model_file import ModelFileError
 
     try:

@@ -49,8 +49,14 @@ def rate(
     """
     from envs.nh.core_engine import check_engine
     from envs.nh.params import ParamError
-    from osrs_rllib.evaluation.rate import resolve_players, save_table, table_json, tournament, tournament_params
-    from osrs_rllib.evaluation.stratified import parse_builds
+    from osrs_rllib.evaluation import (
+        parse_builds,
+        resolve_players,
+        save_table,
+        table_json,
+        tournament,
+        tournament_params,
+    )
     from policies.model_file import ModelFileError
 
     try:

@@ -158,7 +158,7 @@ def _serve_until_stopped(settings: ServeSettings, models_dir: Path, states: Path
                 typer.echo(f"  {m['name']:<16} scripted  ladder opponent")
         if service.dashboard_url:
             typer.echo(f"Ray dashboard (Serve tab): {service.dashboard_url}")
-            from osrs_rllib.experiments.jobs import dashboard_login_hint
+            from osrs_rllib.experiments import dashboard_login_hint
 
             typer.echo(dashboard_login_hint())
         if os.environ.get("OSRS_RLLIB_SERVE_DETACHED") == "1" or record_path(states, listen_port).exists():
@@ -329,13 +329,13 @@ def export(
     ] = None,
 ) -> None:
     """Write a model file from a training checkpoint (a self-contained *.nhmodel, see docs/serving.md)."""
-    from osrs_rllib.experiments.layout import MODEL_NAME, Experiment
+    from osrs_rllib.experiments import MODEL_NAME, Experiment
     from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
 
     if out.suffix != MODEL_SUFFIX:
         raise fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
     if snapshot is not None:
-        from osrs_rllib.training.league_snapshots import SnapshotError, export_snapshot
+        from osrs_rllib.training import SnapshotError, export_snapshot
 
         try:
             md = export_snapshot(checkpoint, snapshot, out)
@@ -373,7 +373,7 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
                     (f"; its policies: {', '.join(found)}" if found else " (not a training checkpoint?)"))
     from ray.rllib.policy.policy import Policy
 
-    from osrs_rllib.training.algorithm import register_everything
+    from osrs_rllib.training import register_everything
     from policies.model_file import load_model_file
     from policies.rllib_model import export_policy
 
@@ -395,8 +395,8 @@ def _checkpoint_provenance(ckpt: Path) -> dict[str, Any]:
     checkpoint: its counters from the checkpoint's marker and the run's resolved config from the experiment
     (`experiments/<name>/config.yml`, two levels up). The config carries the fight rules the model trained
     under; without it every door would judge the file by the spec's default masks."""
-    from osrs_rllib.config.schema import ConfigError, load_config
-    from osrs_rllib.experiments.layout import STATE_FILE
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.experiments import STATE_FILE
 
     found: dict[str, Any] = {}
     state = ckpt / STATE_FILE

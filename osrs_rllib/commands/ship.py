@@ -34,7 +34,7 @@ def ship(
     Every measurement is kept in EXPERIMENT/ship/, so a stopped ship continues where it was when run again
     (exploit runs resume from their checkpoints). See docs/recipes.md.
     """
-    from osrs_rllib.shipping.ship import ShipError, ship_run
+    from osrs_rllib.shipping import ShipError, ship_run
 
     detach_argv = None
     if detach:  # the child runs this command again (without --detach), with the arguments as typed

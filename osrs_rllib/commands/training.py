@@ -46,7 +46,7 @@ def train(
     weights (a cloned or shipped model; osrs_rllib/training/warm_start.py); a resume continues from its checkpoint
     instead.
     """
-    from osrs_rllib.training.launch import TrainRunError, run_train
+    from osrs_rllib.training import TrainRunError, run_train
 
     overrides = list(set_ or [])
     if init is not None:
@@ -108,7 +108,7 @@ def exploit(
     MODEL's exploitability at --env-steps (see osrs_rllib/exploit/measure.py; results in
     experiments/<name>/exploit.json).
     Several MODELs are a per-fight mixture: the exploiter faces one of them, drawn uniformly, in every fight."""
-    from osrs_rllib.exploit.measure import run_exploit
+    from osrs_rllib.exploit import run_exploit
 
     code = run_exploit(
         model,
@@ -148,8 +148,8 @@ def exploit_curve(
     """Exploitability over training: a short fresh exploit of every milestone model the run kept
     (checkpoint.milestone_env_steps, models/milestones/), written to EXPERIMENT/exploit-curve.json and to
     TensorBoard (robustness/fresh_exploit/*). Measured points are kept; an interrupted one resumes."""
-    from osrs_rllib.experiments.layout import Experiment
-    from osrs_rllib.exploit.curve import CurveError, CurveSettings, ExploitCurve, format_curve
+    from osrs_rllib.experiments import Experiment
+    from osrs_rllib.exploit import CurveError, CurveSettings, ExploitCurve, format_curve
 
     path = experiment.absolute()
     settings = CurveSettings(env_steps, final_fights, config, model_sampling, tuple(set_ or []))

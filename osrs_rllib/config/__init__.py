@@ -1,1 +1,39 @@
-"""TODO"""
+"""Configuration: a YAML file (with ``extends:`` and ``--set``) becomes one typed, checked `TrainConfig`.
+
+It owns the schema of every section (`schema`, with the field types of `types` and the optional sections of
+`options` and `recipe`), how files are read and overridden (`files`) and how a bad key is reported (`errors`, one
+line naming the key and the file or ``--set`` that wrote it). Nothing here runs anything: the training, exploit and
+shipping packages read a `TrainConfig`, never a YAML file.
+"""
+
+from __future__ import annotations
+
+from common.lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "BASELINE": "schema",
+    "ConfigError": "schema",
+    "LEAGUE_KINDS": "schema",
+    "OPPONENT_KINDS": "schema",
+    "SELF_PLAY": "schema",
+    "SET_SOURCE": "schema",
+    "TARGET": "schema",
+    "RayConfig": "schema",
+    "StopConfig": "schema",
+    "TrainConfig": "schema",
+    "dump_config": "schema",
+    "load_config": "schema",
+    "resolve_config_dict": "schema",
+    "StepSchedule": "types",
+    "MagnetConfig": "options",
+    "MixtureConfig": "options",
+    "NOISE_ENTRIES": "options",
+    "NOVELTY_ENTRIES": "options",
+    "OBS_IDS": "options",
+    "ShipFloorConfig": "recipe",
+    "phase_config": "recipe",
+    "phase_lines": "recipe",
+    "to_yaml": "files",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -13,10 +13,64 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from common.validation import Invalid
+from envs.nh.contract import OBS_LAYOUT
 from osrs_rllib.config.types import NonNegativeInt, NonNegativeStepSchedule, StepSchedule, _known_once, _Section
-from osrs_rllib.training.sampling.shaping import NOISE_ENTRIES, NOVELTY_ENTRIES, OBS_IDS
 
 __all__ = ["InitConfig", "MagnetConfig", "MixtureConfig", "NoveltyConfig", "ObservationNoiseConfig"]
+
+
+OBS_IDS: tuple[str, ...] = tuple(e.id for e in OBS_LAYOUT)
+"""The §15.2 entry ids, the names ``entries`` lists take."""
+
+NOVELTY_ENTRIES: tuple[str, ...] = (
+    # own weapon style (gear head) and protection prayers (prayer head)
+    "player_using_melee",
+    "player_using_ranged",
+    "player_using_mage",
+    "player_melee_prayer",
+    "player_ranged_prayer",
+    "player_magic_prayer",
+    # both health bars: eating moves its own, attacking the opponent's
+    "player_health_percent",
+    "target_health_percent",
+    # supplies and the boosts they give (potion, food and karambwan heads)
+    "range_potion_doses",
+    "combat_potion_doses",
+    "super_restore_doses",
+    "brew_doses",
+    "food_count",
+    "karambwan_count",
+    "prayer_points",
+    "strength_level",
+    "attack_level",
+    "defense_level",
+    "ranged_level",
+    "magic_level",
+    # freezing the opponent (ice and blood spells), movement and vengeance
+    "target_frozen_ticks",
+    "player_is_moving",
+    "player_to_target_distance",
+    "is_veng_active",
+)
+"""Default novelty entries: those the learner's own heads move. Left out: what the opponent decides (its prayers,
+weapon, vengeance), what only the clock moves (attack and food timers), constants of the episode (levels, gear
+sums) and the running hit statistics, which drift with the fight's length rather than with a choice; novelty
+there would pay for long fights or for the opponent's behaviour, not for exploring."""
+
+NOISE_ENTRIES: tuple[str, ...] = (
+    "player_health_percent",
+    "target_health_percent",
+    "prayer_points",
+    "strength_level",
+    "attack_level",
+    "defense_level",
+    "ranged_level",
+    "magic_level",
+    *(e.id for e in OBS_LAYOUT if 66 <= e.index <= 95),  # §15.2 66–95: the hit and prayer statistics, fractions
+)
+"""Default noise entries: the fractions of §15.2 (health, prayer, boosted levels, hit and prayer statistics), all
+within [0, ~1], so one standard deviation in raw units means the same relative error on each. Flags, counts, tick
+timers and gear sums are left out: noise there makes values the game never shows (a fractional tick count)."""
 
 
 class NoveltyConfig(_Section):
@@ -30,7 +84,7 @@ class NoveltyConfig(_Section):
     entries: Annotated[list[str], _known_once(OBS_IDS, "observation entry", "an")] = Field(
         default_factory=lambda: list(NOVELTY_ENTRIES)
     )
-    """§15.2 entry ids measured; by default those the learner's own heads move (`shaping.NOVELTY_ENTRIES`)."""
+    """§15.2 entry ids measured; by default those the learner's own heads move (`NOVELTY_ENTRIES`)."""
     clip: float = Field(5.0, gt=0)
     """The largest distance one entry counts, in standard deviations: one rare value cannot pay a fight's worth."""
 

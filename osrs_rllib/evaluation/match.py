@@ -35,8 +35,8 @@ from envs.nh.loadouts import Build
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.nh.sim import Outcome
 from osrs_rllib.evaluation.batched import OnAct, OnStart, OnStep, Seat, play_fights
+from osrs_rllib.evaluation.episode_metrics import EpisodeMetrics
 from osrs_rllib.evaluation.stratified import SplitTally, Tally
-from osrs_rllib.training.sampling.episode_metrics import EpisodeMetrics
 
 ActFn = Callable[[np.ndarray, np.ndarray, bool], np.ndarray]
 """(observations (B, D) float32, masks (B, 45) bool, deterministic) → actions (B, 12) int64."""

@@ -105,7 +105,7 @@ def resolve_players(specs: Sequence[str], with_ladder: bool = True) -> list[Play
         if spec == BASELINE or spec in LADDER:
             players.append(Player(BASELINE) if spec == BASELINE else LadderPlayer(spec))
         elif path.is_dir():
-            from osrs_rllib.experiments.layout import MODEL_NAME, Experiment
+            from osrs_rllib.experiments import MODEL_NAME, Experiment
 
             exp = Experiment(path.parent, path.name)
             kept = exp.checkpoints()

@@ -25,7 +25,7 @@ import numpy as np
 from envs.nh.contract import NUM_LOGITS, OBS_SIZE
 from envs.nh.params import OPPONENT_AGENT, OPPONENT_BASELINE, FightParams
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.evaluation.fight import BASELINE, MODEL_SUFFIX, SideSeat, resolve_side
+from osrs_rllib.evaluation import BASELINE, MODEL_SUFFIX, SideSeat, resolve_side
 
 logger = logging.getLogger(__name__)
 

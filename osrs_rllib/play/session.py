@@ -34,12 +34,12 @@ from envs.nh.contract import OBS_SIZE, FrameStack
 from envs.nh.core_engine import AnyEngine, make_engine
 from envs.nh.engine import EngineStep
 from envs.nh.params import FightParams
-from osrs_rllib.evaluation.engine_views import players as engine_players
 from osrs_rllib.play.controls import Choices, InputError, describe_action
 from osrs_rllib.play.deadline import IDLE_ACTION, DeadlineDecider
 from osrs_rllib.play.limits import MAX_TICK_MS, MIN_TICK_MS
 from osrs_rllib.play.opponents import GameSeat, Opponent, OpponentHost
 from osrs_rllib.replay import FightRecorder, Replay, player_info, write_replay
+from osrs_rllib.replay import players as engine_players
 from osrs_rllib.replay.recorder import mask_bits
 from osrs_rllib.replay.state import item_names
 

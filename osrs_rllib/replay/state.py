@@ -31,7 +31,7 @@ from envs.nh.state import (
     Skill,
     weapon_family,
 )
-from osrs_rllib.evaluation.engine_views import CorePlayerView
+from osrs_rllib.replay.engine_views import CorePlayerView
 
 SLOT_NAMES = tuple(s.name.lower() for s in Slot)
 """Equipment slots in `Slot` order: the order of a player's ``equipment`` list."""

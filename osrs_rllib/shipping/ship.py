@@ -46,9 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from common.atomic_files import copy_atomic, write_json_atomic
-from osrs_rllib.config.recipe import ShipFloorConfig
-from osrs_rllib.config.schema import TrainConfig
-from osrs_rllib.experiments.layout import MODEL_NAME, Experiment, read_json
+from osrs_rllib.config import ShipFloorConfig, TrainConfig
+from osrs_rllib.experiments import MODEL_NAME, Experiment, read_json
 
 SHIP_DIR = "ship"
 SHIP_FILE = "ship.json"
@@ -104,8 +103,8 @@ def open_run(experiment: str, experiments_dir: str = "experiments") -> ShipRun:
     Raises:
         ShipError: What is wrong, naming the experiment and what to do.
     """
-    from osrs_rllib.config.schema import ConfigError, load_config
-    from osrs_rllib.training.phases import PHASES_FILE, RECIPE_FILE, PhasedRun
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.training import PHASES_FILE, RECIPE_FILE, PhasedRun
 
     path = Path(experiment)
     if not (path / "config.yml").is_file():
@@ -175,8 +174,8 @@ def mixture_members(run: ShipRun) -> list[Any]:
     Raises:
         ShipError: The run's output has fewer than two models that pass the rule.
     """
-    from osrs_rllib.config.schema import load_config
-    from osrs_rllib.training.mixture import MixtureError, run_members
+    from osrs_rllib.config import load_config
+    from osrs_rllib.training import MixtureError, run_members
 
     if not run.cfg.ship or not run.cfg.ship.mixture:
         return []
@@ -193,8 +192,8 @@ def mixture_candidate(run: ShipRun) -> Candidate | None:
     Raises:
         ShipError: Too few models pass the rule, or a member's file is damaged.
     """
-    from osrs_rllib.config.schema import load_config
-    from osrs_rllib.training.mixture import MixtureError, write_run_mixture
+    from osrs_rllib.config import load_config
+    from osrs_rllib.training import MixtureError, write_run_mixture
     from policies.model_file import read_model_meta
 
     if not mixture_members(run):
@@ -222,7 +221,7 @@ def rung_row(run: ShipRun, candidate: Candidate, mode: str) -> dict[str, Any]:
     import numpy as np
     import torch
 
-    from osrs_rllib.evaluation.policy_fights import evaluate
+    from osrs_rllib.evaluation import evaluate
     from policies.fight_rules import fight_rules_of
     from policies.model_file import load_model_file
 
@@ -242,7 +241,7 @@ def rung_row(run: ShipRun, candidate: Candidate, mode: str) -> dict[str, Any]:
     if model.member_count > 1:  # each fight's member drawn by its seed, as `fight` seats a mixture
         from functools import partial
 
-        from osrs_rllib.evaluation.fight import ModelSide
+        from osrs_rllib.evaluation import ModelSide
 
         side = partial(ModelSide, model, deterministic=mode == "deterministic")
     t0 = time.perf_counter()
@@ -268,7 +267,7 @@ def exploit_runs(
 ) -> list[dict[str, Any]] | None:
     """The candidate's exploit runs (one per seed and model mode), each run or resumed until it has its final
     figure; None when a stop came first (the runs keep their checkpoints: ``ship`` again continues them)."""
-    from osrs_rllib.exploit.measure import EXPLOIT_FILE, run_exploit
+    from osrs_rllib.exploit import EXPLOIT_FILE, run_exploit
 
     probe = run.cfg.ship.exploit  # type: ignore[union-attr]
     assert probe is not None
@@ -541,7 +540,7 @@ def ship_run(
     """
     from common.stops import HARD_STOP_EXIT, StopRequest
     from osrs_rllib.shipping.card import card_markdown
-    from osrs_rllib.training.phases import command_line, git_state
+    from osrs_rllib.training import command_line, git_state
 
     if not _NAME.match(name):
         raise ShipError(f"--name {name!r}: expected letters, digits, '.', '_' or '-' (it names models/<name>.nhmodel)")

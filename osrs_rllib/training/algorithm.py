@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osrs_rllib.config.schema import BASELINE, TrainConfig
+from osrs_rllib.config import BASELINE, TrainConfig
 from osrs_rllib.training.sampling.opponent_mix import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
 ENV_NAME = "osrs_rllib_nh_training"

@@ -16,7 +16,7 @@ from policies.rllib_model import NormalizerCallbacks
 
 
 class TrainingCallbacks(NormalizerCallbacks):
-    """Adds the episode summary of `TrainingEnv` (see `osrs_rllib/training/sampling/episode_metrics.py`) to RLlib's
+    """Adds the episode summary of `TrainingEnv` (see `osrs_rllib/evaluation/episode_metrics.py`) to RLlib's
     custom metrics, which RLlib averages per iteration: ``won_mean`` is the training win rate, and
     ``win_vs_<kind>_mean`` the win rate against one opponent kind (set only in that kind's episodes), and
     ``win_build_<BUILD>_mean`` / ``win_fight_type_<TYPE>_mean`` the same per build and fight type."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from osrs_rllib.config.schema import TrainConfig
+    from osrs_rllib.config import TrainConfig
 
 
 class TrainRunError(Exception):
@@ -48,8 +48,8 @@ def run_train(
     Raises:
         TrainRunError: Bad config or flags, an experiment in the way, or a failed run.
     """
-    from osrs_rllib.config.schema import ConfigError, load_config
-    from osrs_rllib.experiments.layout import Experiment, ExperimentError
+    from osrs_rllib.config import ConfigError, load_config
+    from osrs_rllib.experiments import Experiment, ExperimentError
     from osrs_rllib.training.warm_start import WarmStartError, load_init
 
     try:

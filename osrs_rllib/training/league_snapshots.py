@@ -31,7 +31,7 @@ def export_snapshot(experiment: Path, snapshot_id: str, out: Path) -> dict[str, 
     import torch
 
     from envs.nh.contract import frame_offsets
-    from osrs_rllib.config.schema import ConfigError, load_config
+    from osrs_rllib.config import ConfigError, load_config
     from osrs_rllib.training.bc.learn import init_network
     from osrs_rllib.training.warm_start import INIT_FILE
     from policies.model_file import load_model_file, save_model_file

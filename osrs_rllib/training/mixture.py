@@ -18,7 +18,7 @@ from osrs_rllib.training.milestones import list_milestones
 from osrs_rllib.training.parts import Run, RunHooks
 
 if TYPE_CHECKING:
-    from osrs_rllib.config.options import MixtureConfig
+    from osrs_rllib.config import MixtureConfig
 
 MIXTURE_NAME = "mixture.nhmodel"
 """The run's mixture, beside ``latest.nhmodel`` and ``best.nhmodel`` in its ``models/``."""
@@ -110,7 +110,7 @@ def write_run_mixture(models_dir: Path, rule: MixtureConfig, out: Path | None = 
         raise MixtureError(str(exc)) from None
 
 
-def describe(chosen: Sequence[Candidate]) -> str:
+def describe_mixture(chosen: Sequence[Candidate]) -> str:
     return ", ".join(f"{c.label} ({c.env_steps:,} env steps)" for c in chosen)
 
 
@@ -127,4 +127,4 @@ class MixtureHook(RunHooks):
         except MixtureError as exc:
             trainer.echo(f"no mixture written: {exc}")
             return
-        trainer.echo(f"mixture {path.name}: {describe(chosen)}, one drawn per fight")
+        trainer.echo(f"mixture {path.name}: {describe_mixture(chosen)}, one drawn per fight")

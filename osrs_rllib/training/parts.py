@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from osrs_rllib.config.schema import StopConfig, TrainConfig
-from osrs_rllib.experiments.layout import Experiment
+from osrs_rllib.config import StopConfig, TrainConfig
+from osrs_rllib.experiments import Experiment
 from osrs_rllib.training.run_state import RunState
 
 Rows = list[dict[str, Any]]
@@ -74,7 +74,7 @@ class ScriptedEvaluator:
 
     def __call__(self, network: Any, fights: int | None = None, shards: Any = None) -> Rows:
         from envs.nh.loadouts import Build
-        from osrs_rllib.evaluation.policy_fights import evaluate, network_act_fn
+        from osrs_rllib.evaluation import evaluate, network_act_fn
 
         ev = self.cfg.evaluation
         rows: Rows = []

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from common.atomic_files import write_json_atomic, write_text_atomic
-from osrs_rllib.config.schema import TrainConfig
-from osrs_rllib.experiments.layout import Experiment, ExperimentError, read_json
+from osrs_rllib.config import TrainConfig
+from osrs_rllib.experiments import Experiment, ExperimentError, read_json
 from osrs_rllib.training.parts import Run, RunFacts, RunHooks
 
 PHASES_FILE = "phases.json"
@@ -156,8 +156,7 @@ class PhasedRun:
 
     def config_of(self, k: int) -> TrainConfig:
         """Phase `k`'s config: the recipe with the phase's settings, warm-started from the previous phase's file."""
-        from osrs_rllib.config.recipe import phase_config
-        from osrs_rllib.config.schema import ConfigError
+        from osrs_rllib.config import ConfigError, phase_config
 
         init = None
         if k > 0:
@@ -229,7 +228,7 @@ def run_phased(
     Raises:
         PhaseError: Bad flags, an experiment in the way or nothing to resume, an invalid phase, a failed phase.
     """
-    from osrs_rllib.config.schema import ConfigError, load_config
+    from osrs_rllib.config import ConfigError, load_config
     from osrs_rllib.training.warm_start import WarmStartError, load_init
 
     if resume and force:
@@ -281,7 +280,7 @@ def _clear(exp: Experiment) -> None:
 
 
 def _dump(cfg: TrainConfig) -> str:
-    from osrs_rllib.config.schema import dump_config
+    from osrs_rllib.config import dump_config
 
     names = ", ".join(p.name for p in cfg.phases)
     return dump_config(cfg, header=f"a recipe in {len(cfg.phases)} phases ({names}); osrs_rllib/training/phases.py")

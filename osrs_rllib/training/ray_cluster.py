@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.ray_errors import RAY_DASHBOARD_PORT, dashboard_port_beside_others, port_in_use
-from osrs_rllib.config.schema import RayConfig
+from osrs_rllib.config import RayConfig
 
 
 class TrainingError(Exception):
@@ -145,7 +145,7 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
     if url:
         url = url if url.startswith("http") else f"http://{url}"
         echo(f"Ray dashboard: {url}")
-        from osrs_rllib.experiments.jobs import dashboard_login_hint
+        from osrs_rllib.experiments import dashboard_login_hint
 
         echo(dashboard_login_hint())
     return url or None

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from osrs_rllib.config.schema import TrainConfig
-from osrs_rllib.evaluation.stratified import format_split
+from osrs_rllib.config import TrainConfig
+from osrs_rllib.evaluation import format_split
 from osrs_rllib.training.run_state import RunState
 
 if TYPE_CHECKING:

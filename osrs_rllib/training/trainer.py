@@ -30,8 +30,8 @@ from typing import Any
 
 from common import stops
 from common.atomic_files import copy_atomic, write_json_atomic, write_text_atomic
-from osrs_rllib.config.schema import TrainConfig, dump_config
-from osrs_rllib.experiments.layout import (
+from osrs_rllib.config import TrainConfig, dump_config
+from osrs_rllib.experiments import (
     MODEL_NAME,
     STATE_FILE,
     CheckpointInfo,
@@ -41,22 +41,17 @@ from osrs_rllib.experiments.layout import (
     read_json,
 )
 from osrs_rllib.training.algorithm import (
-    ENV_NAME,
     build_algorithm_config,
-    env_config,
     fixed_policies,
-    league_rungs,
     make_league,
     register_everything,
 )
 from osrs_rllib.training.milestones import keep_milestone
 from osrs_rllib.training.parts import Evaluator, RunHooks, ScriptedEvaluator, StopLimits, StopRule, runner_shards
-from osrs_rllib.training.ray_cluster import TrainingError, check_cluster_reachable, check_port_free, start_ray
+from osrs_rllib.training.ray_cluster import TrainingError, start_ray
 from osrs_rllib.training.report import (
     env_steps_of,
     flatten_result,
-    format_eval_line,
-    format_line,
     make_view,
     summary_figures,
     tensorboard_tag,
@@ -70,31 +65,6 @@ from osrs_rllib.training.run_state import (
 )
 from osrs_rllib.training.sampling.opponent_mix import LEARNER_POLICY
 from osrs_rllib.training.time_account import TimeAccount, accounted, format_table
-
-__all__ = [
-    "ENV_NAME",
-    "RunState",
-    "StopRequest",
-    "Trainer",
-    "TrainingError",
-    "build_algorithm_config",
-    "check_cluster_reachable",
-    "check_port_free",
-    "driver_rng_state",
-    "env_config",
-    "env_steps_of",
-    "fixed_policies",
-    "format_eval_line",
-    "format_line",
-    "league_rungs",
-    "make_league",
-    "make_view",
-    "register_everything",
-    "set_driver_rng_state",
-    "stream_seed",
-    "summary_figures",
-]
-"""What other code imports from here; the builder, the counters and the views live in the modules above."""
 
 logger = logging.getLogger("osrs_rllib.training.trainer")
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from osrs_rllib.config.schema import TrainConfig
+from osrs_rllib.config import TrainConfig
 
 INIT_FILE = "init.json"
 """The warm start's provenance inside the experiment directory (kept across resumes)."""

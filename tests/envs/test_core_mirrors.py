@@ -169,12 +169,12 @@ NOT_READ_BY_THE_FIGHT_TOOLS = {
     "selected_spell", "previous_spell", "auto_retaliate", "hit_queue", "damage_queue", "walk_queue", "moving",
     "running", "last_run_recovery_tick", "spawn", "pid", "pid_countdown", "dying", "remembered_target",
 }  # fmt: skip
-"""PlayerState fields `osrs_rllib/evaluation/engine_views.py`'s `CorePlayerView` leaves out: no fight tool (analysis,
+"""PlayerState fields `osrs_rllib/replay/engine_views.py`'s `CorePlayerView` leaves out: no fight tool (analysis,
 replays) reads them. A new PlayerState field must be added to the view or here, on purpose."""
 
 
 def test_the_fight_tools_view_covers_every_player_field_or_says_so() -> None:
-    from osrs_rllib.evaluation.engine_views import CorePlayerView, PlayerLike
+    from osrs_rllib.replay.engine_views import CorePlayerView, PlayerLike
 
     view = _names(CorePlayerView)
     assert set(view) <= set(_names(PlayerState)), "CorePlayerView names fields PlayerState does not have"

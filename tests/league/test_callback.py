@@ -13,7 +13,7 @@ import pytest
 
 from league.callback import LeagueRunner, slot_policy_id, weights_checksum
 from osrs_rllib.config.schema import load_config
-from osrs_rllib.training.trainer import build_algorithm_config, fixed_policies, make_league, register_everything
+from osrs_rllib.training import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 MIX = {"baseline": 0.3, "self_play": 0.2, "prioritized": 0.25, "pfsp": 0.15, "tribrid": 0.1}

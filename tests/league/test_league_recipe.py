@@ -17,7 +17,7 @@ import pytest
 from league.callback import LeagueRunner, weights_checksum
 from league.events import ResetEvent
 from osrs_rllib.config.schema import load_config
-from osrs_rllib.training.trainer import build_algorithm_config, fixed_policies, make_league, register_everything
+from osrs_rllib.training import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 EXPLOITER = "main_exploiter_0"

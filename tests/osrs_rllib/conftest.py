@@ -15,8 +15,8 @@ from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.contract import masked_random_actions
 from osrs_rllib.config.schema import load_config
+from osrs_rllib.training import build_algorithm_config, env_config
 from osrs_rllib.training.sampling import TrainingEnv
-from osrs_rllib.training.trainer import build_algorithm_config, env_config
 from policies.rllib_model import register
 
 SMOKE = Path(__file__).resolve().parents[2] / "configs" / "smoke.yml"

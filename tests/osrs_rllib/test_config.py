@@ -484,7 +484,7 @@ def test_non_finite_reward_weights_are_rejected_by_the_environment_too() -> None
 def test_a_prescient_rung_needs_the_environment_to_host_it() -> None:
     """Only the environment can show a rung the learner's action first: as an RLlib policy it cannot play, so
     the config refuses it in the mix and the league leaves it out of its fixed players."""
-    from osrs_rllib.training.trainer import fixed_policies, league_rungs
+    from osrs_rllib.training import fixed_policies, league_rungs
 
     (prescient,) = PRESCIENT
     mix = f"opponents.mix={{{prescient}: 1, baseline: 1}}"
@@ -511,7 +511,7 @@ def test_best_by_must_be_an_evaluation_opponent() -> None:
 def test_the_best_checkpoint_follows_best_by() -> None:
     from types import SimpleNamespace
 
-    from osrs_rllib.training.trainer import Trainer
+    from osrs_rllib.training import Trainer
 
     rows = [
         {"opponent": "baseline", "mode": "deterministic", "win_rate": 0.99},

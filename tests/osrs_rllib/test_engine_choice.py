@@ -17,9 +17,9 @@ from envs.nh.contract import apply_dependencies_and_force
 from envs.nh.core_engine import CoreEngine, core_available
 from envs.nh.engine import NHEngine
 from osrs_rllib.config.schema import load_config
+from osrs_rllib.training import TrainingError, env_config
 from osrs_rllib.training.report import engine_line
 from osrs_rllib.training.sampling import TrainingEnv
-from osrs_rllib.training.trainer import TrainingError, env_config
 
 NH = Path(__file__).resolve().parents[2] / "configs" / "nh.yml"
 

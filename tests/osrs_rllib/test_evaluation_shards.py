@@ -89,8 +89,8 @@ def test_a_training_runs_env_runners_play_the_evaluation() -> None:
     import ray
 
     from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training import build_algorithm_config, register_everything
     from osrs_rllib.training.parts import runner_shards
-    from osrs_rllib.training.trainer import build_algorithm_config, register_everything
 
     register_everything()
     overrides = ["runners.num_env_runners=2", "runners.num_cpus_per_env_runner=0"]

@@ -164,7 +164,7 @@ def test_cluster_yml_is_a_valid_autoscaler_config() -> None:
 
 def test_reward_components_add_up_to_the_reward() -> None:
     from osrs_rllib.config.schema import load_config
-    from osrs_rllib.training.trainer import env_config
+    from osrs_rllib.training import env_config
 
     cfg = load_config(Path(__file__).resolve().parents[2] / "configs" / "nh.yml")
     env = TrainingEnv({**env_config(cfg), "league": False, "opponent_mix": {"baseline": 1.0}})

@@ -17,13 +17,13 @@ from ray.rllib.policy.sample_batch import SampleBatch
 
 from envs.nh.core_engine import core_available
 from osrs_rllib.config.schema import load_config
+from osrs_rllib.training import build_algorithm_config, register_everything
 from osrs_rllib.training.sampling.lockstep import (
     LockstepRolloutWorker,
     LockstepSampler,
     _Flattener,
     unsupported_settings,
 )
-from osrs_rllib.training.trainer import build_algorithm_config, register_everything
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 

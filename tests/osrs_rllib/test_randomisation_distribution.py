@@ -25,7 +25,7 @@ from envs.nh.core_engine import CoreEngine
 from envs.nh.state import Spellbook
 from league.callback import LeagueRunner
 from osrs_rllib.config.schema import load_config
-from osrs_rllib.training.trainer import build_algorithm_config, fixed_policies, make_league, register_everything
+from osrs_rllib.training import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 ALPHA = 1e-3

@@ -40,7 +40,7 @@ from osrs_rllib.experiments.layout import (
     ExperimentError,
     checkpoint_problem,
 )
-from osrs_rllib.training.trainer import driver_rng_state, set_driver_rng_state, stream_seed
+from osrs_rllib.training import driver_rng_state, set_driver_rng_state, stream_seed
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -228,8 +228,8 @@ def test_a_restore_puts_back_what_the_checkpoint_holds(tmp_path: Path, ray_sessi
     """In-process: the resumed trainer holds the weights (normalisation statistics included), the optimiser's
     moments, the schedules' timestep, the counters, the league and the driver's generators of the checkpoint."""
     from osrs_rllib.config.schema import load_config
+    from osrs_rllib.training import Trainer, make_view
     from osrs_rllib.training.sampling import LEARNER_POLICY
-    from osrs_rllib.training.trainer import Trainer, make_view
 
     cfg = load_config(
         REPO / "configs" / "smoke.yml",

@@ -19,7 +19,7 @@ from scipy import stats
 
 from league.callback import MIRROR_POLICY, LeagueRunner
 from osrs_rllib.config.schema import load_config
-from osrs_rllib.training.trainer import build_algorithm_config, fixed_policies, make_league, register_everything
+from osrs_rllib.training import build_algorithm_config, fixed_policies, make_league, register_everything
 
 REPO = Path(__file__).resolve().parents[2]
 SELF_PLAY_SHARE = 0.6

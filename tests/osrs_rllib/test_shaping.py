@@ -15,6 +15,7 @@ import pytest
 
 from envs.nh.contract import OBS_SIZE, masked_random_actions
 from osrs_rllib.config.schema import ConfigError, StepSchedule, load_config
+from osrs_rllib.training import env_config
 from osrs_rllib.training.sampling import TrainingEnv
 from osrs_rllib.training.sampling.shaping import (
     NOISE_ENTRIES,
@@ -23,7 +24,6 @@ from osrs_rllib.training.sampling.shaping import (
     ObservationNoise,
     entry_indices,
 )
-from osrs_rllib.training.trainer import env_config
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "smoke.yml"

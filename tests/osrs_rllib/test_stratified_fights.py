@@ -112,7 +112,7 @@ def test_evaluation_of_a_fixed_build_stays_one_build() -> None:
 def test_status_lines_name_the_weakest_build_next_to_the_mean() -> None:
     """The figure a user reads while training: the mean over builds never stands alone."""
     from osrs_rllib.config.schema import load_config
-    from osrs_rllib.training.trainer import RunState, format_eval_line, format_line, summary_figures
+    from osrs_rllib.training import RunState, format_eval_line, format_line, summary_figures
 
     (row,) = evaluate(_first_legal, ["baseline"], 3, params=CORE_OPTIONS, seed=5, unseen_builds=[Build.MAXED])
     state = RunState()

@@ -15,8 +15,8 @@ import torch
 from envs.nh.contract import frame_offsets
 from osrs_rllib.config.schema import TrainConfig, load_config
 from osrs_rllib.experiments.layout import MODEL_NAME, Experiment
+from osrs_rllib.training import Trainer
 from osrs_rllib.training.bc.learn import init_network
-from osrs_rllib.training.trainer import Trainer
 from osrs_rllib.training.warm_start import CRITIC_PREFIXES, INIT_FILE, load_init
 from policies.model_file import load_model_file, save_model_file
 
@@ -148,8 +148,8 @@ def test_apply_init_loads_a_ppo_policy_exactly_with_or_without_the_critic(tmp_pa
     from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
     from ray.rllib.models.preprocessors import get_preprocessor
 
+    from osrs_rllib.training import build_algorithm_config, env_config
     from osrs_rllib.training.sampling import TrainingEnv
-    from osrs_rllib.training.trainer import build_algorithm_config, env_config
     from osrs_rllib.training.warm_start import apply_init
     from policies.rllib_model import register
 

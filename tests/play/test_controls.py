@@ -21,9 +21,9 @@ from envs.nh.contract import (
     apply_dependencies_and_force,
 )
 from envs.nh.core_engine import make_engine
-from osrs_rllib.evaluation.engine_views import players as engine_players
 from osrs_rllib.play.controls import CONTROL_LIST, CONTROLS, Choices, InputError, enabled_controls
 from osrs_rllib.play.opponents import Opponent
+from osrs_rllib.replay.engine_views import players as engine_players
 from osrs_rllib.replay.recorder import FightRecorder
 from osrs_rllib.replay.state import player_state
 

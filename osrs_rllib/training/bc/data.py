@@ -28,7 +28,7 @@ from envs.nh.contract import (
 from envs.nh.core_engine import check_engine, make_engine
 from envs.nh.params import OPPONENT_BASELINE
 from envs.nh.sim import Outcome
-from osrs_rllib.config.schema import TrainConfig
+from osrs_rllib.config import TrainConfig
 from osrs_rllib.replay.format import REPLAY_FORMAT, REPLAY_SUFFIX, Replay, ReplayError, load_replay
 from osrs_rllib.replay.recorder import mask_bits
 from policies.fight_rules import RULE_KEYS, fight_rules_of

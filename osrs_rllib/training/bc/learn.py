@@ -75,7 +75,7 @@ from envs.nh.contract import (
     FrameStack,
 )
 from envs.nh.core_engine import check_engine
-from osrs_rllib.config.schema import TrainConfig
+from osrs_rllib.config import TrainConfig
 from osrs_rllib.training.bc.data import BCError, Demonstrations, load_demonstrations, split_by_fight
 from osrs_rllib.training.bc.data import replay_files as replay_files  # re-exported: the data side's old address
 from osrs_rllib.training.bc.data import selected_seats as selected_seats
@@ -538,7 +538,7 @@ def bc_command(
     Every check runs before anything is written (the output's suffix, the config, ``--init``'s shape, every
     replay), so bad input costs one error line (``fail``'s exception is raised) and leaves no file behind.
     """
-    from osrs_rllib.config.schema import ConfigError, load_config
+    from osrs_rllib.config import ConfigError, load_config
     from policies.model_file import MODEL_SUFFIX
 
     if Path(out).suffix != MODEL_SUFFIX:
@@ -578,7 +578,7 @@ def bc_command(
         figure = "-" if m["accuracy"] is None else f"{m['accuracy']:.3f}"
         echo(f"  {head:<18} {figure:>6}  ({m['choice_rate']:.0%})")
     echo(f"  {'whole action':<18} {shown['action_accuracy']:>6.3f}")
-    from osrs_rllib.evaluation.stratified import trained_builds
+    from osrs_rllib.evaluation import trained_builds
 
     builds = ",".join(b.name for b in trained_builds(cfg.env.to_fight_params()))
     echo(f"wrote {result.path} (TensorBoard: {result.logdir}); try it: osrs-rllib fight {result.path} baseline "

@@ -53,7 +53,7 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
         self._magnet_schedule: Any = None
         self._learns = int(config.get("worker_index", 0) or 0) == 0
         if self.magnet_settings is not None:
-            from osrs_rllib.config.types import StepSchedule
+            from osrs_rllib.config import StepSchedule
 
             self._magnet_schedule = StepSchedule.parse(self.magnet_settings["coeff"])
             self.magnet_coeff = self._magnet_schedule.initial

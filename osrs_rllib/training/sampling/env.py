@@ -18,8 +18,8 @@ import numpy as np
 from envs.nh.core_engine import CoreEngine
 from envs.nh.engine import EngineStep
 from envs.rllib_env import AGENT_IDS, NHMultiAgentEnv
-from osrs_rllib.config.schema import BASELINE, SELF_PLAY
-from osrs_rllib.training.sampling.episode_metrics import EpisodeMetrics
+from osrs_rllib.config import BASELINE, SELF_PLAY
+from osrs_rllib.evaluation import EpisodeMetrics
 from osrs_rllib.training.sampling.opponent_mix import (
     LEAGUE_KINDS,
     LEARNER_POLICY,
@@ -38,7 +38,7 @@ class TrainingEnv(NHMultiAgentEnv):
     Extra config keys: ``opponent_mix`` (kind → share), ``mix_seed`` and ``league`` (true: players are drawn
     from the `LeaguePlan` the driver pushes each iteration, see `league/callback.py`, and finished games are
     reported back through `pop_league_results`). The last info of ``player_0`` in an episode carries
-    ``episode_metrics`` (see `osrs_rllib/training/sampling/episode_metrics.py`) and ``opponent_kind``.
+    ``episode_metrics`` (see `osrs_rllib/evaluation/episode_metrics.py`) and ``opponent_kind``.
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
@@ -170,7 +170,7 @@ def learner_shaping(
     """The novelty reward and observation noise of `TrainingEnv`'s ``novelty`` and ``observation_noise`` config
     (`train.env_config` passes them only when on); the noise draws from its own stream of the env's seed."""
     from envs.nh.contract import frame_offsets
-    from osrs_rllib.config.schema import StepSchedule
+    from osrs_rllib.config import StepSchedule
 
     reward = None
     if novelty:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from envs.opponents import LADDER, needs_opponent_action
-from osrs_rllib.config.schema import BASELINE, LEAGUE_KINDS, SELF_PLAY
+from osrs_rllib.config import BASELINE, LEAGUE_KINDS, SELF_PLAY
 from policies.scripted import SCRIPTED_PREFIX, scripted_policy_id
 
 __all__ = ["LEAGUE_KINDS", "LEARNER_POLICY", "OpponentDraw", "OpponentMix", "draw_for_kind"]

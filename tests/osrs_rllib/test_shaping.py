@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 
 from envs.nh.contract import OBS_SIZE, masked_random_actions
+from osrs_rllib.config import NOISE_ENTRIES, NOVELTY_ENTRIES
 from osrs_rllib.config.schema import ConfigError, StepSchedule, load_config
 from osrs_rllib.training import env_config
 from osrs_rllib.training.sampling import TrainingEnv
 from osrs_rllib.training.sampling.shaping import (
-    NOISE_ENTRIES,
-    NOVELTY_ENTRIES,
     NoveltyReward,
     ObservationNoise,
     entry_indices,

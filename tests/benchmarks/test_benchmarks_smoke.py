@@ -91,6 +91,7 @@ def test_policy_forward_json() -> None:
     assert all(r["ms"] > 0 for r in report["results"])
 
 
+@pytest.mark.integration
 def test_train_throughput_on_the_smoke_config() -> None:
     proc = _run("train_throughput.py", "--config", "configs/smoke.yml", "--iterations", "1", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -99,6 +100,7 @@ def test_train_throughput_on_the_smoke_config() -> None:
     assert report["iterations"][0]["env_steps"] > 0
 
 
+@pytest.mark.integration
 def test_train_throughput_whole_run_on_the_smoke_config() -> None:
     """``--whole-run``: a real run (one iteration of 256 steps, evaluated) and its time account as the last line.
 
@@ -119,6 +121,7 @@ def test_train_throughput_whole_run_on_the_smoke_config() -> None:
         assert [part, f"{seconds:.1f}"] in rows, part
 
 
+@pytest.mark.integration
 def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
     proc = _run(
         "learning_curve.py",
@@ -154,6 +157,7 @@ def test_learning_curve_on_the_smoke_config(tmp_path: Path) -> None:
     assert report["curve"] and set(report["curve"][0]["split"]) >= {*trained, "MAXED"}
 
 
+@pytest.mark.integration
 def test_league_memory_small() -> None:
     proc = _run("league_memory.py", "--snapshots", "6", "--iterations", "1", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -172,6 +176,7 @@ def tiny_learning_curve(tmp_path: Path, *args: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.integration
 def test_learning_curve_from_scratch_and_from_an_init_model(tmp_path: Path) -> None:
     """``--init`` trains twice (scratch, then the model file) with the same config and budget, and
     reports both curves and the env steps each needed to reach the bar."""
@@ -241,6 +246,7 @@ def test_prayer_tells_reads_each_attack_against_the_tick_before() -> None:
     assert attack_rows(ticks, "b").empty
 
 
+@pytest.mark.integration
 def test_exploit_transfer_against_exported_snapshots(tmp_path: Path) -> None:
     import numpy as np
     import torch

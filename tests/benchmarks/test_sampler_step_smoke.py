@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from envs.nh.core_engine import core_available
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.integration
 def test_sampler_step_times_both_paths() -> None:
     args = ["--config", "configs/smoke.yml", "--envs", "4", "--fragment", "8", "--fragments", "1", "--json"]
     proc = subprocess.run(

@@ -82,6 +82,7 @@ def test_mix_played_matches_the_configured_mix(trained: Any) -> None:
     assert metrics["league/size"] == 2.0
 
 
+@pytest.mark.integration
 def test_training_with_the_league_resumes_with_it(tmp_path: Path) -> None:
     base = [
         sys.executable,
@@ -112,6 +113,7 @@ def test_training_with_the_league_resumes_with_it(tmp_path: Path) -> None:
     assert resumed["generation"] > state["generation"]
 
 
+@pytest.mark.integration
 def test_exploiters_snapshot_reset_and_resume(tmp_path: Path) -> None:
     """Exploiters train beside main, enter the league as snapshots, get reset, and survive a resume."""
     base = [

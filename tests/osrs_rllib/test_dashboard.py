@@ -11,6 +11,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = """
 import sys, ray
@@ -31,6 +33,7 @@ def _status(url: str, token: str | None = None) -> int:
         return err.code
 
 
+@pytest.mark.integration
 def test_the_dashboard_opens_with_the_printed_token() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

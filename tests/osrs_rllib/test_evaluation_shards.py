@@ -82,6 +82,7 @@ def test_sharded_model_evaluation_matches_and_model_files_travel(tmp_path: Path)
         assert alone["by_seat"]["seat_0"]["fights"] == alone["by_seat"]["seat_1"]["fights"] == 2
 
 
+@pytest.mark.integration
 @pytest.mark.usefixtures("ray_session")
 def test_a_training_runs_env_runners_play_the_evaluation() -> None:
     """On real Ray: `runner_shards` deals the fights over the algorithm's two env runners, and the rows equal the

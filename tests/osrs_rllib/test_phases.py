@@ -209,6 +209,7 @@ def _ray_is_starting(pid: int, said: str) -> bool:
     return False
 
 
+@pytest.mark.integration
 def test_a_stop_while_a_phase_starts_ray_is_a_stop_and_resume_starts_the_phase(tmp_path: Path) -> None:
     """`osrs-rllib stop` (SIGTERM) while a phase's own Ray starts: the phase and the run are recorded as stopped
     (exit 0), not failed, nothing Ray started is left running, and ``--resume`` runs the phase."""

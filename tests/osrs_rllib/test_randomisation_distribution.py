@@ -124,7 +124,9 @@ def _chi2(values: list[Any], expected: dict[Any, float]) -> float:
     return float(stats.chisquare(observed, [p * n for p in expected.values()]).pvalue)
 
 
-@pytest.mark.parametrize("preset", ["nh", "nh-exploiters", "nh-cluster"])
+@pytest.mark.parametrize(
+    "preset", ["nh", *(pytest.param(p, marks=pytest.mark.integration) for p in ("nh-exploiters", "nh-cluster"))]
+)
 def test_training_envs_draw_what_the_config_says(ray_session: None, tmp_path: Path, preset: str) -> None:
     cfg, rows, runner = _draw_episodes(preset, tmp_path)
     params = cfg.env.params

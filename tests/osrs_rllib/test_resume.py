@@ -396,6 +396,7 @@ def resumed_from(exp: Experiment, stdout: str) -> dict[str, Any]:
     return record
 
 
+@pytest.mark.integration
 def test_kill_9_mid_run_then_resume_continues_where_it_stopped(tmp_path: Path) -> None:
     """Issue bars, from a working directory with relative paths only: ``kill -9`` mid-run, then ``--resume``
     continues from the last checkpoint with the same league, env steps and TensorBoard steps, and finishes."""

@@ -184,6 +184,7 @@ def test_bad_values_name_the_key(override: str, words: str) -> None:
     assert str(err.value).startswith(f"--set: {key}") and words in str(err.value)
 
 
+@pytest.mark.integration
 def test_training_with_every_option_on_reports_novelty_and_resumes(tmp_path: Path) -> None:
     """The three options through `osrs-rllib train` as a user runs it: the envs pay the novelty reward (its episode
     sum reaches TensorBoard), the learner is the accumulating PPO policy (with the autocast where `auto` resolves to

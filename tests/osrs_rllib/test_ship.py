@@ -319,6 +319,7 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
     assert mix_row["score"] == pytest.approx(row["win_rate"])
 
 
+@pytest.mark.integration
 def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_path: Path, ray_session: None) -> None:
     """A mixture the probe picks ships as the mixture file it was measured as (members unchanged, the default play
     mode in its metadata, which `serve` gives each member), and its card names the members."""

@@ -139,6 +139,7 @@ def check_account(exp_dir: Path, stdout: str, iterations: int, evaluated: list[i
     return account
 
 
+@pytest.mark.integration
 def test_a_training_run_accounts_for_its_wall_time(tmp_path: Path) -> None:
     """``train`` on the smoke config (3 iterations, an evaluation at iteration 2, a checkpoint each, the league)."""
     proc = subprocess.run([*CLI, "train", "configs/smoke.yml", "--set", f"experiments_dir={tmp_path}"], cwd=REPO,
@@ -150,6 +151,7 @@ def test_a_training_run_accounts_for_its_wall_time(tmp_path: Path) -> None:
     assert 0 < account["whole_run_env_steps_per_s"] <= account["between_evaluations_env_steps_per_s"]
 
 
+@pytest.mark.integration
 def test_an_exploit_run_accounts_for_its_wall_time(tmp_path: Path) -> None:
     """``exploit``: the same account, its final evaluation included (after the last iteration's lap)."""
     from envs.nh.contract import CRITIC_SIZE, OBS_SIZE

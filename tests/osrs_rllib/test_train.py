@@ -150,6 +150,7 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert md["experiment"] == "smoke" and md["config"]["env"] == latest.metadata["config"]["env"]
 
 
+@pytest.mark.integration
 def test_sigkill_mid_iteration_loses_only_the_unsaved_iterations(tmp_path: Path) -> None:
     """Issue bar: SIGKILL mid-iteration, then resume; every checkpoint on disk stays loadable."""
     args = [
@@ -223,6 +224,7 @@ def test_config_error_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert not (tmp_path / "smoke").exists()  # refused before anything was written
 
 
+@pytest.mark.integration
 def test_detach_jobs_and_clean_stop(tmp_path: Path) -> None:
     started = run_cli(
         "train",
@@ -327,6 +329,7 @@ def _join_unreachable(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str],
     return proc, port, time.monotonic() - started
 
 
+@pytest.mark.integration
 def test_unreachable_address_fails_and_leaves_the_name_free(tmp_path: Path) -> None:
     """Joining a cluster that is not there fails with one line, and a failed start does not block the name."""
     proc, port, _ = _join_unreachable(tmp_path)
@@ -387,6 +390,7 @@ def test_a_dashboard_port_in_use_names_our_own_key(tmp_path: Path) -> None:
     assert f"--set ray.dashboard_port={port + 1}" in proc.stderr  # and how to change it
 
 
+@pytest.mark.integration
 def test_a_second_run_beside_another_ray_takes_the_next_dashboard_port(tmp_path: Path) -> None:
     """Two runs on one machine (a training run and an exploit run, say): with no `ray.dashboard_port` set, the
     second takes the next free port and says so, where Ray would time out binding 8265."""

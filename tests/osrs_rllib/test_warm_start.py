@@ -75,6 +75,7 @@ def test_init_with_resume_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--init" in proc.stderr and "--resume" in proc.stderr  # names both flags
 
 
+@pytest.mark.integration
 def test_train_init_from_the_command_line_records_where_the_run_came_from(tmp_path: Path) -> None:
     cfg = load_config(SMOKE)
     model = write_model(cfg, tmp_path / "start.nhmodel")

@@ -71,6 +71,7 @@ def two_replicas(ray_session: None, tmp_path_factory: pytest.TempPathFactory) ->
     serve.delete(APP)
 
 
+@pytest.mark.integration
 def test_requests_spread_over_replicas_and_every_reply_is_right(two_replicas: tuple[str, int, Path]) -> None:
     host, port, models = two_replicas
     assert _running_replicas() == REPLICAS
@@ -100,6 +101,7 @@ def test_requests_spread_over_replicas_and_every_reply_is_right(two_replicas: tu
     assert sum(len(r) for r in results) == 16 * 60
 
 
+@pytest.mark.integration
 def test_a_killed_replica_is_replaced_while_the_other_keeps_answering(two_replicas: tuple[str, int, Path]) -> None:
     import ray
 

@@ -49,6 +49,7 @@ def _first_reply_on_first_connection(port: int, proc: subprocess.Popen[bytes], l
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)],
                          ids=["SIGTERM", "SIGINT"])
+@pytest.mark.integration
 def test_a_signal_stops_serve_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
     write_model(tmp_path / "models" / "latest.nhmodel", 3)
     port = free_port()

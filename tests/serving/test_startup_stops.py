@@ -137,6 +137,7 @@ POINTS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("point", list(POINTS))
 def test_sigterm_during_start_up_exits_0_and_leaves_nothing(tmp_path: Path, point: str) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -22,6 +24,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration
 def test_model_card_with_both_exploit_runs() -> None:
     """A card states each exploit run (the model greedy and sampling) and the model's figure, the lower one."""
     shipped = "results/nh-main"  # nh-main's exploit runs, as `osrs-rllib ship` ran them (seed 0 of each mode)
@@ -55,6 +58,7 @@ def test_model_card_takes_the_worst_run_of_the_better_mode_as_ship_does() -> Non
     assert figure["win_rate"] > min(r["win_rate"] for r in runs)  # here the luckiest run is lower: not that one
 
 
+@pytest.mark.integration
 def test_model_card_sampling_rows() -> None:
     """``--sampling`` plays the named opponents again with the model sampling: a second table, its own rows."""
     proc = _run("models/nh-main.nhmodel", "--fights", "2", "--sampling", "expert", "--json"

@@ -68,17 +68,18 @@ def per_env_step(cfg: Any, perf: dict[str, float]) -> dict[str, float]:
 def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
     import ray
 
-    from osrs_rllib.config.schema import load_config
-    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
+    from osrs_rllib.config import load_config, ray_cpus
+    from osrs_rllib.training.algorithm import build_algorithm_config, machine_choice, register_everything
     from osrs_rllib.training.report import env_steps_of
 
     cfg = load_config(config, overrides)
     from common.ray_errors import dashboard_port_beside_others
 
-    ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, dashboard_port=dashboard_port_beside_others(),
-             log_to_driver=False, configure_logging=False)
+    ray.init(num_cpus=ray_cpus(cfg.ray.num_cpus), include_dashboard=False,
+             dashboard_port=dashboard_port_beside_others(), log_to_driver=False, configure_logging=False)
     try:
         register_everything()
+        machine = machine_choice(cfg).to_json()
         algo = build_algorithm_config(cfg).build_algo()
         rows = []
         try:
@@ -115,11 +116,11 @@ def run(config: str, overrides: list[str], iterations: int) -> dict[str, Any]:
         return statistics.median(values) if values else None
 
     return {
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": cfg.ray.num_cpus},
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), **machine},
         "config": config,
         "overrides": overrides,
         "train_batch_size": cfg.ppo.train_batch_size,
-        "env_runners": cfg.runners.num_env_runners,
+        "env_runners": machine["num_env_runners"],
         "envs_per_runner": cfg.runners.num_envs_per_env_runner,
         "sampler": cfg.runners.sampler,
         "iterations": rows,
@@ -165,7 +166,7 @@ def whole_run(config: str, overrides: list[str], minutes: float, experiments_dir
     whole, between = account.get("whole_run_env_steps_per_s"), account.get("between_evaluations_env_steps_per_s")
     return {
         "mode": "whole_run",
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": cfg.ray.num_cpus},
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), **(run.get("machine") or {})},
         "config": config,
         "overrides": overrides,
         "minutes": minutes,

@@ -130,7 +130,8 @@ class Magnet:
         if kind == "file":
             if not file:
                 raise ValueError("ppo.magnet.kind file needs ppo.magnet.file")
-            return cls(kind, load_file_magnet(file, learner.obs_size))
+            device = next(learner.parameters()).device
+            return cls(kind, load_file_magnet(file, learner.obs_size).to(device))
         raise ValueError(f"ppo.magnet.kind {kind!r}; expected one of {', '.join(MAGNET_KINDS[1:])}")
 
     def log_probs(self, obs: Tensor, mask: Tensor, actions: Tensor, policy_log_probs: Tensor) -> Tensor:

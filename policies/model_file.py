@@ -242,6 +242,10 @@ def save_model_file(
 
     if not isinstance(network, NHPolicyNetwork):
         raise TypeError(f"expected an NHPolicyNetwork, got {type(network).__name__}")
+    if any(t.device.type != "cpu" for t in network.state_dict().values()):  # a GPU learner's: files are CPU files
+        import copy
+
+        network = copy.deepcopy(network).cpu()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     was_training = network.training

@@ -109,8 +109,8 @@ class RunningNorm(nn.Module):
         with torch.no_grad():
             if count <= 0:
                 return
-            mean = mean.to(torch.float64)
-            var = var.to(torch.float64)
+            mean = mean.to(self.mean.device, torch.float64)  # gathered on CPUs, merged where the learner is
+            var = var.to(self.mean.device, torch.float64)
             total = self.count + count
             delta = mean - self.mean
             new_mean = self.mean + delta * (count / total)

@@ -198,21 +198,22 @@ class NHTorchModel(TorchModelV2, nn.Module):
         rounding, without a second pass over the 12 heads.
         """
         with torch.no_grad():
-            obs = restore_original_dimensions(torch.from_numpy(flat_obs), self.obs_space, "torch")
             net = self.inference_network()
+            device = self.net.head_out_bias.device  # a GPU learner sampling in the driver: arrays in, arrays out
+            obs = restore_original_dimensions(torch.from_numpy(flat_obs).to(device), self.obs_space, "torch")
             actor_in = obs[OBS_KEY].float()
             mask = obs[MASK_KEY].float()
             features = net.features(actor_in)
             if not trainable:
-                return {SampleBatch.ACTIONS: net.sample_actions(features, mask, not explore, None).numpy()}
+                return {SampleBatch.ACTIONS: net.sample_actions(features, mask, not explore, None).cpu().numpy()}
             actions, logp = net.sample_with_logp(features, mask, not explore, None)
             critic_in = obs[CRITIC_KEY].float() if self.has_critic_input else actor_in
             value = net.value(critic_in, features if self.net.share_trunk else None)
             return {
-                SampleBatch.ACTIONS: actions.numpy(),
-                SampleBatch.ACTION_LOGP: logp.numpy(),
-                SampleBatch.VF_PREDS: value.numpy(),
-                SampleBatch.ACTION_DIST_INPUTS: torch.cat([features, mask], dim=-1).numpy(),
+                SampleBatch.ACTIONS: actions.cpu().numpy(),
+                SampleBatch.ACTION_LOGP: logp.cpu().numpy(),
+                SampleBatch.VF_PREDS: value.cpu().numpy(),
+                SampleBatch.ACTION_DIST_INPUTS: torch.cat([features, mask], dim=-1).cpu().numpy(),
             }
 
     def value_function(self) -> Tensor:
@@ -234,7 +235,8 @@ class NHTorchModel(TorchModelV2, nn.Module):
         """Add sampled inputs to the pending moments (rollout side; merged by `sync_normalizers`)."""
         parts = {"obs": obs[OBS_KEY], "critic": obs[CRITIC_KEY] if self.has_critic_input else None}
         if actions is not None:
-            parts["context"] = self.net._onehot(torch.as_tensor(np.asarray(actions), dtype=torch.long)).numpy()
+            taken = torch.as_tensor(np.asarray(actions), dtype=torch.long, device=self.net.head_offsets.device)
+            parts["context"] = self.net._onehot(taken).cpu().numpy()
         for key, value in parts.items():
             if value is None or len(value) == 0:
                 continue

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,7 +28,7 @@ def config_show(
     The output is itself a valid config: saving it and loading it gives the same configuration. A recipe's
     phases are listed on top (each one's budget and start); --phase NAME prints one phase resolved.
     """
-    from osrs_rllib.config import ConfigError, dump_config, load_config, phase_config, phase_lines
+    from osrs_rllib.config import ConfigError, dump_config, load_config, phase_config, phase_lines, usable_cores
 
     overrides = set_ or []
     try:
@@ -48,8 +48,28 @@ def config_show(
     header = f"{command}\nresolved: extends merged, overrides applied, defaults filled in"
     if phase is not None:
         header += f"\nphase {phase!r} of the recipe: the config its run trains with"
-    header = "\n".join([header, *phase_lines(cfg)])
+    header = "\n".join([header, *machine_lines(cfg, usable_cores()), *phase_lines(cfg)])
     typer.echo(dump_config(cfg, header=header), nl=False)
+
+
+def machine_lines(cfg: Any, cores: int) -> list[str]:
+    """What the config's ``auto`` settings become on this machine, as a run started here would choose them
+    (`osrs_rllib/config/machine.py`); the YAML keeps ``auto``, so that it loads the same anywhere."""
+    from osrs_rllib.config import local_choice
+
+    if cfg.ray.address:
+        runners = cfg.runners.num_env_runners
+        said = "the cluster's CPUs less one, read when the run joins" if runners == "auto" else str(runners)
+        return [f"on a cluster ({cfg.ray.address}): env runners: {said}; learner.device: {cfg.learner.device}"]
+    try:
+        choice = local_choice(cfg.ray.num_cpus, cfg.runners.num_env_runners, cfg.learner.device)
+    except ValueError as exc:  # learner.device cuda on a machine without one
+        return [f"on this machine ({cores} usable cores): {exc}"]
+    return [
+        f"on this machine ({cores} usable cores): ray.num_cpus {cfg.ray.num_cpus} -> {choice.cpus}, "
+        f"runners.num_env_runners {cfg.runners.num_env_runners} -> {choice.num_env_runners}, "
+        f"learner.device {cfg.learner.device} -> {choice.device}"
+    ]
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,9 @@
 """Configuration: a YAML file (with ``extends:`` and ``--set``) becomes one typed, checked `TrainConfig`.
 
 It owns the schema of every section (`schema`, with the field types of `types` and the optional sections of
-`options` and `recipe`), how files are read and overridden (`files`) and how a bad key is reported (`errors`, one
-line naming the key and the file or ``--set`` that wrote it). Nothing here runs anything: the training, exploit and
+`options` and `recipe`), how files are read and overridden (`files`), how a bad key is reported (`errors`, one line
+naming the key and the file or ``--set`` that wrote it), and what ``auto`` means on the machine at hand
+(`machine`: the CPUs, the env runners, the learner's device). Nothing here runs anything: the training, exploit and
 shipping packages read a `TrainConfig`, never a YAML file.
 """
 
@@ -34,6 +35,12 @@ _EXPORTS: dict[str, str] = {
     "phase_config": "recipe",
     "phase_lines": "recipe",
     "to_yaml": "files",
+    "LearnerConfig": "machine",
+    "MachineChoice": "machine",
+    "choose": "machine",
+    "local_choice": "machine",
+    "ray_cpus": "machine",
+    "usable_cores": "machine",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

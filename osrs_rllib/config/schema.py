@@ -54,6 +54,7 @@ from envs.opponents import LADDER, needs_opponent_action
 from league.config import LeagueConfig
 from osrs_rllib.config.errors import ConfigError, config_error
 from osrs_rllib.config.files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
+from osrs_rllib.config.machine import LearnerConfig
 from osrs_rllib.config.options import InitConfig, MagnetConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
 from osrs_rllib.config.recipe import PhaseSpec, ShipConfig, check_phases, phase_key
 from osrs_rllib.config.types import (
@@ -125,8 +126,9 @@ class RayConfig(_Section):
 
     address: str | None = None
     """None starts an embedded local Ray; ``auto`` or ``HOST:PORT`` joins a running cluster."""
-    num_cpus: PositiveInt | None = None
-    """CPUs the embedded Ray may use; None lets Ray count the machine's cores (ignored on a cluster)."""
+    num_cpus: PositiveInt | Literal["auto"] | None = None
+    """CPUs the embedded Ray may use: ``auto`` the cores this process may run on (`osrs_rllib/config/machine.py`);
+    None lets Ray count them itself (ignored on a cluster)."""
     include_dashboard: bool = True
     """Start Ray's dashboard with an embedded Ray (the live view of actors and resources)."""
     dashboard_host: str = "127.0.0.1"
@@ -325,8 +327,9 @@ class PPOConfig(_Section):
 class RunnersConfig(_Section):
     """How sampling is spread over processes (RLlib env runners) and vectorised envs."""
 
-    num_env_runners: NonNegativeInt = 1
-    """Sampling processes; 0 samples in the driver. One runner plus the learner fills a 2-core laptop."""
+    num_env_runners: NonNegativeInt | Literal["auto"] = 1
+    """Sampling processes; 0 samples in the driver. ``auto``: one per CPU on two or fewer, else one fewer than the
+    CPUs (the driver keeps one); a cluster's CPUs when joining one (`osrs_rllib/config/machine.py`)."""
     num_envs_per_env_runner: PositiveInt = 16
     """Envs stepped together per runner, so the policy runs on batches of 16 instead of 1."""
     num_cpus_per_env_runner: float = Field(1.0, ge=0)
@@ -336,11 +339,6 @@ class RunnersConfig(_Section):
     sampler: Literal["lockstep", "rllib"] = "lockstep"
     """``lockstep``: `osrs_rllib/training/sampling/lockstep.py`, all envs of a runner step together and each policy acts
     once per tick on one batch (sampling ~1.7× faster here); ``rllib``: RLlib's generic `EnvRunnerV2`."""
-
-    @property
-    def total_envs(self) -> int:
-        """Envs sampling in parallel (derived): the driver's when there are no runners."""
-        return max(1, self.num_env_runners) * self.num_envs_per_env_runner
 
 
 class EvaluationConfig(_Section):
@@ -461,6 +459,8 @@ class TrainConfig(_Section):
     """Stop criteria."""
     logging: LoggingConfig = LoggingConfig()
     """TensorBoard, terminal view, log level."""
+    learner: LearnerConfig = LearnerConfig()
+    """Where PPO's update runs: the GPU or the CPU (``auto``: the GPU when there is one)."""
     init: InitConfig = InitConfig()
     """A warm start from a model file (``train --init``); none by default."""
     mixture: MixtureConfig = MixtureConfig()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from osrs_rllib.config import BASELINE, TrainConfig
+from osrs_rllib.config import BASELINE, MachineChoice, TrainConfig, choose, local_choice
 from osrs_rllib.training.sampling.opponent_mix import LEAGUE_KINDS, LEARNER_POLICY, OpponentMix
 
 ENV_NAME = "osrs_rllib_nh_training"
@@ -73,6 +73,17 @@ def fixed_policies(scripted_in_env: bool = True, targets: tuple[str, ...] | list
 
 
 
+def machine_choice(cfg: TrainConfig) -> MachineChoice:
+    """What the config's `auto` settings become on the Ray this process runs (`osrs_rllib/config/machine.py`): the
+    cluster's CPUs once joined, the embedded Ray's once started, else what an embedded Ray would get here."""
+    import ray
+
+    if ray.is_initialized():
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        return choose(cfg.runners.num_env_runners, cfg.learner.device, cpus, on_cluster=cfg.ray.address is not None)
+    return local_choice(cfg.ray.num_cpus, cfg.runners.num_env_runners, cfg.learner.device)
+
+
 def build_algorithm_config(
     cfg: TrainConfig, learners: tuple[str, ...] = (LEARNER_POLICY,), seed: int | None = None
 ) -> Any:
@@ -88,7 +99,10 @@ def build_algorithm_config(
     from osrs_rllib.training.sampling.lockstep import LockstepRolloutWorker
     from policies.scripted import SCRIPTED_PREFIX, scripted_policy_spec
 
-    learner_threads.configure(cfg.ppo.learner_threads)  # this process learns (`osrs_rllib/training/learner/threads.py`)
+    machine = machine_choice(cfg)
+    # this process learns (`osrs_rllib/training/learner/threads.py`); a GPU learner's CPU side is kernel launches and
+    # batch copies, which one thread does: measuring threads there would only time the runners' contention
+    learner_threads.configure(cfg.ppo.learner_threads if machine.device == "cpu" else 1)
     mix = OpponentMix(
         # a mix of league kinds only (e.g. {target: 1}) has no fixed kinds: TrainingEnv falls back the same way
         {k: v for k, v in cfg.opponents.normalized().items() if k not in LEAGUE_KINDS} or {BASELINE: 1.0},
@@ -97,7 +111,8 @@ def build_algorithm_config(
     ppo = cfg.ppo
     magnet = magnet_settings(ppo.magnet)  # main's alone: the exploiters are best responses by design
     policies: dict[str, Any] = {
-        p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision, magnet if p == LEARNER_POLICY else None)
+        p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision, magnet if p == LEARNER_POLICY else None,
+                       machine.device)
         for p in learners
     }
     scripted = set(mix.policy_ids())
@@ -127,7 +142,7 @@ def build_algorithm_config(
         .framework("torch")
         .environment(ENV_NAME, env_config={**env_config(cfg), "mix_seed": seed}, disable_env_checking=True)
         .env_runners(
-            num_env_runners=runners.num_env_runners,
+            num_env_runners=machine.num_env_runners,
             num_envs_per_env_runner=runners.num_envs_per_env_runner,
             num_cpus_per_env_runner=runners.num_cpus_per_env_runner,
             rollout_fragment_length=cfg.ppo.rollout_fragment_length,
@@ -141,7 +156,7 @@ def build_algorithm_config(
             policies_to_train=list(learners),
         )
         .callbacks(TrainingCallbacks)
-        .resources(num_gpus=0)
+        .resources(num_gpus=1 if machine.device == "cuda" else 0)  # the driver's learner; runners sample on CPUs
         .debugging(seed=seed, log_level="WARN")
     )
 
@@ -197,3 +212,15 @@ def register_everything() -> None:
 
     register()
     register_env(ENV_NAME, lambda config: TrainingEnv(config))
+
+
+def runner_nodes(algo: Any) -> dict[str, int]:
+    """How many env runners each Ray node holds (node id → count): where a run's sampling actually went."""
+    import ray
+
+    ids = algo.env_runner_group.foreach_env_runner(lambda _: ray.get_runtime_context().get_node_id(),
+                                                   local_env_runner=False)
+    counts: dict[str, int] = {}
+    for node in ids:
+        counts[node] = counts.get(node, 0) + 1
+    return counts

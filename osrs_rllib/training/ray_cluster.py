@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.ray_errors import RAY_DASHBOARD_PORT, dashboard_port_beside_others, port_in_use
-from osrs_rllib.config import RayConfig
+from osrs_rllib.config import RayConfig, ray_cpus
 
 
 class TrainingError(Exception):
@@ -118,7 +118,7 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
         kwargs["address"] = rc.address
     else:
         kwargs.update(
-            num_cpus=rc.num_cpus,
+            num_cpus=ray_cpus(rc.num_cpus),
             include_dashboard=rc.include_dashboard,
             dashboard_host=rc.dashboard_host,
             dashboard_port=dashboard_port(rc, echo),

@@ -116,8 +116,8 @@ class TimeAccount:
     def for_config(cls, cfg: Any, clock: Callable[[], float] = time.perf_counter) -> TimeAccount:
         """The account of a run of `cfg` (an `osrs_rllib.config.schema.TrainConfig`)."""
         runners = cfg.runners
-        return cls(clock, sampler=runners.sampler, env_runners=runners.num_env_runners,
-                   envs_per_runner=runners.num_envs_per_env_runner)  # fmt: skip
+        known = runners.num_env_runners if isinstance(runners.num_env_runners, int) else 0  # `auto`: set at build
+        return cls(clock, sampler=runners.sampler, env_runners=known, envs_per_runner=runners.num_envs_per_env_runner)
 
     def start(self) -> float:
         """Start (again) from nothing: the run's wall time counts from here. Returns the Unix time of the start

@@ -164,12 +164,16 @@ class Trainer:
         self._ray_started = True
 
     def _build(self) -> None:
+        from osrs_rllib.training.algorithm import machine_choice, runner_nodes
         from osrs_rllib.training.learner.precision import describe
         from osrs_rllib.training.report import engine_line, rules_line
 
+        machine = machine_choice(self.cfg)  # what `auto` became here (`osrs_rllib/config/machine.py`)
+        self.echo(machine.line())
+        self.account.env_runners = machine.num_env_runners
         self.echo(engine_line(self.cfg))
         self.echo(rules_line(self.cfg))
-        self.echo(describe(self.cfg.ppo.learner_precision))
+        self.echo(describe(self.cfg.ppo.learner_precision, machine.device))
         register_everything()
         learners: tuple[str, ...] = (LEARNER_POLICY,)
         if self.cfg.league_enabled:
@@ -177,6 +181,7 @@ class Trainer:
             learners = tuple(self.league_runner.league.learners)
         resumed_at = self.resume_from.iteration if self.resume_from is not None else 0
         self.algo = build_algorithm_config(self.cfg, learners, seed=stream_seed(self.cfg.seed, resumed_at)).build_algo()
+        self.exp.write_run(machine={**machine.to_json(), "runner_nodes": runner_nodes(self.algo)})
         for hook in self.hooks:
             hook.built(self)
 
@@ -471,6 +476,10 @@ class Trainer:
         """Play the learner (in evaluation mode) through the run's evaluator and tell the hooks; `fights` per
         build instead of the config's (a final evaluation)."""
         net = self.algo.get_policy(LEARNER_POLICY).model.net
+        if next(net.parameters()).device.type != "cpu":  # a GPU learner's: the fights feed it CPU arrays
+            import copy
+
+            net = copy.deepcopy(net).cpu()
         was_training = net.training
         net.eval()
         # Said before it starts: an evaluation can take minutes, and a stop meanwhile is easier to judge.

@@ -107,7 +107,7 @@ def test_main_preset_is_hunted_and_its_children_are_not() -> None:
     shares = {"baseline": 0.5, "prioritized": 0.2, "self_play": 0.1, "prayer_switcher": 0.1, "tribrid": 0.1}
     assert plain.opponents.normalized() == pytest.approx(shares)
     assert plain.ppo.entropy_coeff.initial == 0.01 and set(plain.ppo.head_entropy_weights.values()) == {1.0}
-    for preset in ("smoke", "exploit", "nh-human", "nh-expert-ft", "nh-cluster"):
+    for preset in ("smoke", "exploit", "nh-human", "nh-expert-ft"):
         plain_league = load_config(CONFIGS / f"{preset}.yml").league
         assert plain_league.main_exploiters == 0 and plain_league.snapshot_interval == 10, preset
 
@@ -144,15 +144,16 @@ def test_long_preset_is_the_exploiters_league_at_the_study_budget() -> None:
 
 
 def test_smoke_and_cluster_presets_change_only_their_scale() -> None:
-    nh, smoke, cluster = (load_config(CONFIGS / f"{p}.yml") for p in ("nh-no-exploiter", "smoke", "nh-cluster"))
+    nh, smoke, main = (load_config(CONFIGS / f"{p}.yml") for p in ("nh-no-exploiter", "smoke", "nh"))
+    cluster = load_config(CONFIGS / "nh-cluster.yml")  # the main job itself, at cluster scale
     assert smoke.env.reward_weights == nh.env.reward_weights  # inherited through extends
     assert smoke.env.params["max_episode_ticks"] == 300 and smoke.env.params["randomize_build"] is True
     assert smoke.ppo.train_batch_size <= 1024 and smoke.stop.iterations == 3
     assert smoke.model.actor_hidden == (64, 64)
     assert cluster.ray.address == "auto"
-    assert cluster.runners.total_envs == 32 * 16
-    assert cluster.ppo.train_batch_size > nh.ppo.train_batch_size
-    assert cluster.opponents == nh.opponents
+    assert cluster.runners.num_env_runners == "auto" and cluster.runners.num_envs_per_env_runner == 16
+    assert cluster.ppo.train_batch_size > main.ppo.train_batch_size
+    assert cluster.opponents == main.opponents and cluster.league == main.league and cluster.env == main.env
 
 
 def test_opponent_kinds_and_normalised_mix() -> None:

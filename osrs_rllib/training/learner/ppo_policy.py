@@ -142,12 +142,14 @@ def magnet_settings(magnet: Any) -> dict[str, Any] | None:
     return settings
 
 
-def policy_spec(accumulation_steps: int, setting: str, magnet: Mapping[str, Any] | None = None) -> PolicySpec:
+def policy_spec(
+    accumulation_steps: int, setting: str, magnet: Mapping[str, Any] | None = None, device: str = "cpu"
+) -> PolicySpec:
     """The `PolicySpec` of a trainable policy: RLlib's own PPO policy when no option is on (a run without them is
     the run it was), else `NHPPOTorchPolicy` with the options in its config. `setting` (``ppo.learner_precision``)
-    is resolved on the calling process's CPU, the driver's, where the old API stack's learner runs; `magnet` is
-    `magnet_settings`' form, given for main only."""
-    precision = resolve(setting)
+    is resolved for the learner's `device` on the calling process, the driver, where the old API stack learns;
+    `magnet` is `magnet_settings`' form, given for main only."""
+    precision = resolve(setting, device)
     steps = int(accumulation_steps)
     if steps <= 1 and precision == "float32" and magnet is None:
         return PolicySpec()

@@ -43,20 +43,29 @@ def cpu_has_bfloat16() -> bool:
     return False
 
 
-def resolve(setting: str) -> Precision:
-    """The precision a setting means on this machine: ``auto`` becomes ``bfloat16`` on a CPU with native bfloat16
-    instructions, else ``float32``; the other two are themselves."""
+def device_has_bfloat16(device: str) -> bool:
+    """Whether the learner's device multiplies bfloat16 natively: the CPU's instructions, or a CUDA GPU that torch
+    says supports it (Ampere and later)."""
+    if device == "cuda":
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return cpu_has_bfloat16()
+
+
+def resolve(setting: str, device: str = "cpu") -> Precision:
+    """The precision a setting means for a learner on `device`: ``auto`` becomes ``bfloat16`` where the device
+    multiplies it natively, else ``float32``; the other two are themselves."""
     if setting == AUTO:
-        return "bfloat16" if cpu_has_bfloat16() else "float32"
+        return "bfloat16" if device_has_bfloat16(device) else "float32"
     if setting not in ("float32", "bfloat16"):
         raise ValueError(f"learner precision must be auto, float32 or bfloat16, got {setting!r}")
     return setting  # type: ignore[return-value]
 
 
-def describe(setting: str) -> str:
-    """The run's start-up line: what the learner computes in, and why (for ``auto``, what this CPU has)."""
-    precision = resolve(setting)
+def describe(setting: str, device: str = "cpu") -> str:
+    """The run's start-up line: what the learner computes in, and why (for ``auto``, what its device has)."""
+    precision = resolve(setting, device)
     if setting != AUTO:
         return f"learner: {precision} (ppo.learner_precision: {setting})"
-    why = "this CPU multiplies bfloat16 natively" if precision == "bfloat16" else "no native bfloat16 on this CPU"
+    where = "this GPU" if device == "cuda" else "this CPU"
+    why = f"{where} multiplies bfloat16 natively" if precision == "bfloat16" else f"no native bfloat16 on {where}"
     return f"learner: {precision} (ppo.learner_precision: auto; {why})"

@@ -82,7 +82,7 @@ def test_main_preset_is_the_spec_core_preset() -> None:
     assert cfg.env.frame_stack == 1
     assert cfg.env.to_reward_weights() == CORE_REWARD_WEIGHTS  # §17.4
     assert cfg.model == NetworkConfig()
-    assert cfg.ray.address is None and cfg.runners.num_env_runners == 2
+    assert cfg.ray.address is None and cfg.runners.num_env_runners == "auto" and cfg.learner.device == "auto"
     ppo = cfg.ppo
     assert (ppo.gamma, ppo.gae_lambda, ppo.clip_param, ppo.grad_clip) == (0.99, 0.95, 0.2, 0.5)
     assert (ppo.train_batch_size, ppo.minibatch_size, ppo.num_epochs) == (8192, 2048, 4)

@@ -385,6 +385,21 @@ def end_new_processes(before: dict[int, int], grace_s: float = 1.0) -> None:
         reap(new, grace_s=grace_s)
 
 
+def shutdown_own_ray(grace_s: float = 0.5) -> list[int]:
+    """End the Ray this process started, and every process of it: ``ray.shutdown`` stops the GCS, the raylet and the
+    workers, but the dashboard and runtime-env agents notice their raylet is gone only 30-80 s later; they are this
+    process's descendants (`adopt_orphans`), so what still runs after `grace_s` is ended here
+    (`common.processes.reap`). A command that exits leaves nothing of its Ray running. Returns the pids that had
+    to be signalled."""
+    import ray
+
+    from common.processes import descendants, reap
+
+    started = descendants(os.getpid())
+    ray.shutdown()
+    return reap(started, grace_s=grace_s)
+
+
 def end_ray_now() -> None:
     """After a second stop signal: SIGKILL every process below this one (Ray's, with the agents it adopted,
     `adopt_orphans`) instead of `ray.shutdown`, which takes seconds on a busy machine; what they held (a

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.processes import descendants, reap
 from common.ray_errors import (
     RAY_DASHBOARD_PORT,
     RayFlags,
@@ -27,7 +26,7 @@ from common.stops import StartAborted, abort_on_signal
 from serving.app import APP_NAME, DEPLOYMENT_NAME, REPLICA_ENV, AppOptions, build_app
 from serving.detached import ServeError
 from serving.proxy import PROXY_ENV, ProxyLimits, proxy_actor_class
-from serving.ray_start import RAY_START_TIMEOUT_S, RayStartStopped, RayStartTimedOut, init_ray
+from serving.ray_start import RAY_START_TIMEOUT_S, RayStartStopped, RayStartTimedOut, init_ray, shutdown_own_ray
 
 logger = logging.getLogger(__name__)
 
@@ -331,7 +330,6 @@ class Service:
 
         if not ray.is_initialized():
             return
-        started = descendants(os.getpid()) if self._own_ray else {}
         if self.proxy is not None:
             with contextlib.suppress(Exception):
                 ray.get(self.proxy.shutdown.remote(), timeout=10)
@@ -344,10 +342,10 @@ class Service:
             # A Ray of our own goes as a whole: its replicas have nothing in flight once the proxy has stopped,
             # so Serve's graceful shutdown would only add seconds.
         finally:
-            if self._connected:
-                ray.shutdown()
             if self._own_ray:
-                reap(started, grace_s=0.5)  # ray.shutdown has already waited for what it stops itself
+                shutdown_own_ray()  # the Ray and every process of it (its agents outlive `ray.shutdown`)
+            elif self._connected:
+                ray.shutdown()
 
 
 def _app_state(app_name: str) -> tuple[str, str]:

@@ -118,6 +118,9 @@ def start_ray(rc: RayConfig, echo: Callable[[str], None], record_processes: Call
         kwargs["address"] = rc.address
     else:
         kwargs.update(
+            # "local": a Ray of its own even where `ray start` left a cluster (or its address file) on this machine,
+            # which a plain `ray.init()` would join instead (as `serve` does, `serving/runtime.py`)
+            address="local",
             num_cpus=ray_cpus(rc.num_cpus),
             include_dashboard=rc.include_dashboard,
             dashboard_host=rc.dashboard_host,

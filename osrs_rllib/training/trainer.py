@@ -397,10 +397,10 @@ class Trainer:
                 from serving.ray_start import end_ray_now
 
                 end_ray_now()
-            elif self._ray_started:
-                import ray
+            elif self._ray_started:  # nothing of its Ray outlives the command
+                from serving.ray_start import shutdown_own_ray
 
-                ray.shutdown()
+                shutdown_own_ray()
 
     def _record_run(self, state: str, started: float) -> None:
         """The run's record (``run.json``) with its time account; the account's table once it iterated."""

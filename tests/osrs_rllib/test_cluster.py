@@ -42,6 +42,13 @@ def cluster_processes(port: int) -> list[psutil.Process]:
 
 
 def stop_cluster(port: int) -> None:
+    """End the cluster's processes, and its address file if it is still the current one (as `ray stop` does for
+    every Ray on the machine; a `ray.init()` would otherwise try to join the dead cluster)."""
+    from ray._common.utils import get_ray_address_file
+
+    address_file = Path(get_ray_address_file(None))
+    if address_file.is_file() and address_file.read_text().strip().endswith(f":{port}"):
+        address_file.unlink()
     procs = cluster_processes(port)
     for proc in procs:
         try:
@@ -74,7 +81,8 @@ def test_the_main_job_on_a_two_node_cluster(tmp_path: Path) -> None:
         train = subprocess.run(
             [sys.executable, "-m", "osrs_rllib.cli", "train", "configs/nh.yml", "--address", address,
              "--set", f"experiments_dir={tmp_path}", "--set", "stop.iterations=3", "--set", "stop.minutes=null",
-             "--set", "evaluation.interval=0", "--set", "checkpoint.interval=0", "--set", "logging.live=false"],
+             "--set", "evaluation.interval=0", "--set", "checkpoint.keep_best=false", "--set", "checkpoint.interval=0",
+             "--set", "logging.live=false"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
         )  # fmt: skip
         assert train.returncode == 0, train.stdout[-3000:] + train.stderr[-3000:]

@@ -31,6 +31,9 @@ from serving.ray_start import RAY_START_TIMEOUT_S, RayStartStopped, RayStartTime
 logger = logging.getLogger(__name__)
 
 PROXY_NAMESPACE = "osrs_rllib_serve"
+STATUS_EVERY_S = 1.0
+"""How often a starting server asks Serve how its application is doing (the proxy's address is waited on, not
+polled)."""
 DEFAULT_PORT = 9999
 
 
@@ -284,15 +287,20 @@ class Service:
         app_running = False
         why = ""
         next_note = time.monotonic() - self._t0 + PROGRESS_EVERY_S
+        next_status = 0.0
         while True:
             if address is None:
-                ready, _ = ray.wait([address_ref], timeout=0)
+                # waits on the proxy's answer rather than sleeping: the start's one wake-up per quarter second
+                ready, _ = ray.wait([address_ref], timeout=STATUS_EVERY_S / 4)
                 if ready:
                     try:
                         address = tuple(ray.get(address_ref))
                     except Exception as exc:
                         raise ServeError(f"the TCP proxy cannot listen on {host}:{port}: {exc}") from None
-            if not app_running:
+            if not app_running and time.monotonic() >= next_status:
+                # Serve's status is an RPC the controller answers between its own steps: once a second is enough
+                # for the progress lines, and leaves the controller's CPU to the start it reports on
+                next_status = time.monotonic() + STATUS_EVERY_S
                 state, why = _app_state(APP_NAME)
                 if state == "DEPLOY_FAILED":
                     raise ServeError(f"the application failed to start: {why}")
@@ -312,7 +320,8 @@ class Service:
             if waited >= next_note:
                 self.echo(f"still starting after {waited:.0f} s: {self._missing(address, why)}")
                 next_note = waited + PROGRESS_EVERY_S
-            time.sleep(0.1)
+            if address is not None:
+                time.sleep(STATUS_EVERY_S / 4)
 
     def _missing(self, address: tuple[str, int] | None, why: str) -> str:
         parts = []

@@ -326,3 +326,17 @@ def test_no_two_model_files_are_identical() -> None:
             by_digest[hashlib.sha256(p.read_bytes()).hexdigest()].append(rel(p))
     copies = [names for names in by_digest.values() if len(names) > 1]
     assert not copies, f"byte-identical model files (keep one, cite it by checksum): {copies}"
+
+
+_MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|root|tmp|home|Users|mnt|var)/[^\s\"')]*")
+
+
+def test_results_name_files_relative_to_the_repository() -> None:
+    """`results/` is read on other machines: a file it names is relative to where its command ran (the checkout),
+    never a path of the machine that wrote it (`common.paths.portable` writes them so)."""
+    found = []
+    for path in sorted((ROOT / "results").rglob("*")):
+        if path.is_file() and path.suffix != ".nhmodel":
+            text = path.read_text(encoding="utf-8", errors="ignore")
+            found += [f"{path.relative_to(ROOT)}: {m}" for m in _MACHINE_PATH.findall(text)]
+    assert not found, "\n".join(found[:20])

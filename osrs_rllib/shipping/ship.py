@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from common.atomic_files import copy_atomic, write_json_atomic
+from common.paths import portable
 from osrs_rllib.config import ShipFloorConfig, TrainConfig
 from osrs_rllib.experiments import MODEL_NAME, Experiment, read_json
 
@@ -326,7 +327,7 @@ def exploit_figure(report: dict[str, Any], mode: str, seed: int, where: Path) ->
         "budget_env_steps": ex.get("budget_env_steps"),
         "steps_to_pass_half": ex.get("steps_to_pass_half"),
         "curve": [[e["env_steps"], e["win_rate"]] for e in report.get("series", [])],
-        "report": str(where),
+        "report": portable(where),
     }
 
 
@@ -437,7 +438,7 @@ def measure(
             if stopped():
                 return None
             rung[mode] = rung_row(run, c, mode)
-        row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps, "file": str(c.path),
+        row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps, "file": portable(c.path, run.exp.dir),
                "tensor_sha256": c.tensor_sha256, "rung": rung, "score": score(rung), "exploitability": None,
                "exploit_runs": [], "floor_misses": floor_misses(rung, ship.rung.floor)}  # fmt: skip
         if c.is_mixture:
@@ -571,9 +572,9 @@ def ship_run(
             "candidates": rows, "picked": picked["label"], "why": why, "play_mode": PLAY_MODES[mode],
             "command": command or command_line(), **{f"ship_{k}": v for k, v in git_state().items()},
         }  # fmt: skip
-        meta = write_model(Path(picked["file"]), target, {"recipe": recipe_metadata(run), "ship": record,
+        meta = write_model(run.exp.dir / picked["file"], target, {"recipe": recipe_metadata(run), "ship": record,
                                                           "play_mode": PLAY_MODES[mode]})  # fmt: skip
-        record["shipped"] = {"file": str(target), "tensor_sha256": meta["tensor_sha256"]}
+        record["shipped"] = {"file": portable(target), "tensor_sha256": meta["tensor_sha256"]}
         write_json_atomic(run.ship_dir / SHIP_FILE, record)
         card = card_markdown(target, record)
         from common.atomic_files import write_text_atomic

@@ -438,8 +438,9 @@ def measure(
             if stopped():
                 return None
             rung[mode] = rung_row(run, c, mode)
-        row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps, "file": portable(c.path, run.exp.dir),
-               "tensor_sha256": c.tensor_sha256, "rung": rung, "score": score(rung), "exploitability": None,
+        row = {"label": c.label, "iteration": c.iteration, "env_steps": c.env_steps,
+               "file": portable(c.path, run.exp.dir), "tensor_sha256": c.tensor_sha256, "rung": rung,
+               "score": score(rung), "exploitability": None,
                "exploit_runs": [], "floor_misses": floor_misses(rung, ship.rung.floor)}  # fmt: skip
         if c.is_mixture:
             row["members"] = mixture_metadata(c.path)

@@ -294,7 +294,8 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
     assert [r["label"] for r in record["candidates"]] == ["iter-000001", "iter-000002", MIXTURE_LABEL]
     mix_row = record["candidates"][-1]
     assert [(m["label"], m["env_steps"]) for m in mix_row["members"]] == [("latest", 1024), ("milestone", 512)]
-    mixture = load_model_file(mix_row["file"])
+    assert not Path(mix_row["file"]).is_absolute()  # the record travels: its files are the experiment's own
+    mixture = load_model_file(exp.dir / mix_row["file"])
     assert mixture.member_count == 2
     singles = {r["tensor_sha256"]: r for r in record["candidates"][:2]}
     assert [mixture.member(i).meta["tensor_sha256"] in singles for i in range(2)] == [True, True]
@@ -345,7 +346,7 @@ def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_pa
     from osrs_rllib.shipping.card import card_markdown
     from osrs_rllib.shipping.ship import write_model
 
-    shipped = write_model(Path(mix_row["file"]), out / "mix.nhmodel", {"play_mode": "sampling"})
+    shipped = write_model(exp.dir / mix_row["file"], out / "mix.nhmodel", {"play_mode": "sampling"})
     model = load_model_file(out / "mix.nhmodel")
     assert model.member_count == 2 and shipped["tensor_sha256"] == mix_row["tensor_sha256"]
     card = card_markdown(out / "mix.nhmodel", {**record, "picked": MIXTURE_LABEL})

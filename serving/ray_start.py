@@ -84,6 +84,11 @@ def local_start_kwargs(budget_s: float) -> dict[str, Any]:
             # The raylet's wait for the runtime-env agent to answer, and for a worker process to register.
             "agent_register_timeout_ms": budget_ms,
             "worker_register_timeout_seconds": int(budget_s),
+            # The GCS's health check of the raylet: by default three seconds apart, ten seconds to answer, five
+            # misses and the node is dead, and a local Ray with it. On a machine oversubscribed by other work a
+            # raylet can miss that (seen once in the parallel test run); on one machine a raylet that stops
+            # answering for good ends the driver's connection anyway, so its checks may wait as long as start-up.
+            "health_check_timeout_ms": budget_ms,
         },
     }
 

@@ -11,6 +11,11 @@ import pytest
 
 RAY_TEST_CPUS = 2
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One pytest-xdist worker per core: torch's default of a thread per core in every worker (and in the
+    # commands each one starts) oversubscribes the machine, and its spinning threads cost more than they give.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:

@@ -27,29 +27,35 @@ SMOKE_DIR = "analysis-smoke-experiment"
 
 
 def trained_smoke_experiment(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`osrs-rllib train configs/smoke.yml` once per test session (both analysis test files share it).
+    """`osrs-rllib train configs/smoke.yml` once per test run (the analysis and notebook tests share it).
 
-    The directory lives under the session's base temp dir, so a second module's fixture finds it trained.
-    To iterate on these tests without retraining, point ``OSRS_TEST_SMOKE_EXPERIMENT`` at a finished smoke
-    experiment: it is copied (never modified) instead.
+    The directory lives beside the session's base temp dir, where every pytest-xdist worker of the run finds it;
+    a file lock lets the first worker train it while the others wait. To iterate on these tests without
+    retraining, point ``OSRS_TEST_SMOKE_EXPERIMENT`` at a finished smoke experiment: it is copied (never
+    modified) instead.
     """
-    root = tmp_path_factory.getbasetemp() / SMOKE_DIR
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: one run, several workers
+    root = shared / SMOKE_DIR
     exp = Experiment(root, "smoke")
-    given = os.environ.get("OSRS_TEST_SMOKE_EXPERIMENT")
-    if exp.read_run().get("state") != "finished" and given:
-        shutil.copytree(given, exp.dir, ignore=shutil.ignore_patterns("analysis"), dirs_exist_ok=True)
-    if exp.read_run().get("state") != "finished":
-        shutil.rmtree(root, ignore_errors=True)
-        milestone = ["--set", "checkpoint.milestone_env_steps=1000"]  # one milestone: iteration 2, 1,024 env steps
-        proc = subprocess.run(
-            [*CLI, "train", "configs/smoke.yml", "--set", f"experiments_dir={root}", *milestone],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with FileLock(str(shared / f"{SMOKE_DIR}.lock")):
+        given = os.environ.get("OSRS_TEST_SMOKE_EXPERIMENT")
+        if exp.read_run().get("state") != "finished" and given:
+            shutil.copytree(given, exp.dir, ignore=shutil.ignore_patterns("analysis"), dirs_exist_ok=True)
+        if exp.read_run().get("state") != "finished":
+            shutil.rmtree(root, ignore_errors=True)
+            milestone = ["--set", "checkpoint.milestone_env_steps=1000"]  # one milestone: iteration 2, 1,024 steps
+            proc = subprocess.run(
+                [*CLI, "train", "configs/smoke.yml", "--set", f"experiments_dir={root}", *milestone],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return exp.dir
 
 

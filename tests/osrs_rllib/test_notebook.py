@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ def test_analysis_notebook_runs_against_a_trained_experiment(
     """Issue bar: no cell errors, every plot cell leaves an image, the first plot is saved as a PNG."""
     nbformat = pytest.importorskip("nbformat", reason="install the analysis extra: pip install -e '.[analysis]'")
     nbclient = pytest.importorskip("nbclient", reason="install the analysis extra: pip install -e '.[analysis]'")
-    smoke = trained_smoke_experiment(tmp_path_factory)
+    # A copy: the notebook caches its table in the experiment, which the analysis tests (perhaps in another
+    # pytest-xdist worker at the same moment) read and write.
+    smoke = Path(shutil.copytree(trained_smoke_experiment(tmp_path_factory), tmp_path / "smoke"))
     monkeypatch.setenv("OSRS_ANALYSIS_EXPERIMENT", str(smoke))
     monkeypatch.setenv("OSRS_ANALYSIS_FIGHTS", "6")
     monkeypatch.setenv("MPLBACKEND", "agg")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -112,7 +113,10 @@ def stop_when(path: Path, stop: threading.Event) -> threading.Thread:
     return thread
 
 
-def test_phases_run_in_order_each_from_the_previous_output(tmp_path: Path, ray_session: None) -> None:
+def test_phases_run_in_order_each_from_the_previous_output(
+    tmp_path: Path, ray_session: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["osrs-rllib", "train", "recipe.yml"])  # as typed, whatever runs the tests
     second = {"name": "second", "stop": {"iterations": 2}, "ppo": {"entropy_coeff": 0.02}}
     path = recipe(tmp_path, [{"name": "first", "stop": {"iterations": 1}}, second])
     exp = Experiment(tmp_path / "exp", "recipe")
@@ -135,7 +139,7 @@ def test_phases_run_in_order_each_from_the_previous_output(tmp_path: Path, ray_s
     assert load_config(one.config_path).ppo.entropy_coeff.initial == 0.01
     assert load_config(exp.config_path).phases == load_config(path).phases  # the recipe, for --resume
     facts = json.loads((exp.dir / RECIPE_FILE).read_text())
-    assert facts["config"] == str(path) and facts["command"].startswith("osrs-rllib ")
+    assert facts["config"] == str(path) and facts["command"] == "osrs-rllib train recipe.yml"
     assert facts["commit"] is None or len(facts["commit"]) == 40
     assert exp.read_run()["state"] == "finished" and exp.read_run()["phases"] == ["first", "second"]
     with pytest.raises(TrainRunError):  # finished work is not replaced without --force

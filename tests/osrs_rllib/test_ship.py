@@ -8,6 +8,7 @@ what the command records: the measurement record (``ship/ship.json``), the file'
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,11 @@ def test_only_a_finished_exploit_run_gives_a_finalist_its_figure(tmp_path: Path)
         assert (runs if runs is None else runs[0]["win_rate"]) == expected, state
 
 
-def test_ship_measures_picks_and_writes_the_model_and_its_card(tmp_path: Path, ray_session: None) -> None:
+def test_ship_measures_picks_and_writes_the_model_and_its_card(
+    tmp_path: Path, ray_session: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recipe records the command as the user typed it, whatever runner (pytest, xdist) this process is.
+    monkeypatch.setattr(sys, "argv", ["osrs-rllib", "train", "the-config.yml"])
     config, exp = trained(tmp_path, {"candidates": 2, "rung": RUNG})
     out = tmp_path / "models"
     runner = CliRunner()
@@ -176,7 +181,7 @@ def test_ship_measures_picks_and_writes_the_model_and_its_card(tmp_path: Path, r
     assert model.meta["tensor_sha256"] == best["tensor_sha256"]  # the picked candidate's network, unchanged
     assert md["iteration"] == best["iteration"] and md["env_steps"] == best["env_steps"]
     recipe = md["recipe"]
-    assert recipe["config"] == str(config) and recipe["command"].startswith("osrs-rllib ")
+    assert recipe["config"] == str(config) and recipe["command"] == "osrs-rllib train the-config.yml"
     assert recipe["commit"] is None or len(recipe["commit"]) == 40
     assert recipe["env_steps"] == rows[-1]["env_steps"] and recipe["seeds"]["rung"] == record["rule"]["rung"]["seed"]
     assert load_config(recipe["config"]).ship is not None  # the file names a config that loads

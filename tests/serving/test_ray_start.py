@@ -49,7 +49,8 @@ def test_the_python_side_waits_read_what_init_ray_sets() -> None:
 
 def test_the_budget_goes_to_rays_system_config() -> None:
     config = local_start_kwargs(180.0)["_system_config"]
-    assert config == {"agent_register_timeout_ms": 180_000, "worker_register_timeout_seconds": 180}
+    assert config == {"agent_register_timeout_ms": 180_000, "worker_register_timeout_seconds": 180,
+                      "health_check_timeout_ms": 180_000}  # fmt: skip
 
 
 def _cmdline(pid: int) -> list[str]:

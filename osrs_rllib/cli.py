@@ -11,10 +11,14 @@ and benchmarks/cli_startup.py times them.
 
 from __future__ import annotations
 
-import typer
+from common.startup import skip_unused_slow_imports
 
-from common.stops import exit_quietly_on_signals
-from osrs_rllib.commands import (
+skip_unused_slow_imports()  # before anything imports Ray (common/startup.py)
+
+import typer  # noqa: E402
+
+from common.stops import exit_quietly_on_signals  # noqa: E402
+from osrs_rllib.commands import (  # noqa: E402
     bc,
     config,
     contract,

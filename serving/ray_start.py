@@ -126,6 +126,36 @@ def _agent_ports_given(ports: dict[str, Any]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _without_api_server() -> Iterator[None]:
+    """Start a local Ray without its dashboard head process when no dashboard was asked for.
+
+    With ``include_dashboard=False`` Ray still starts the dashboard head (``dashboard.py``, only its usage-stats
+    module) and waits for it to publish its address before it starts the raylet: on 2 cores about 2.5 s of the
+    start's critical path and as many CPU seconds, for a process nothing of ours uses (Serve's controller, the
+    replicas, our proxy and the trainer talk to the GCS and the raylet; the dashboard *agent*, which the raylet
+    needs, still starts). Ray's state and job APIs, which live in that head, are then unavailable, as the
+    dashboard is. Without the private method (another Ray version) it does nothing: the head starts as before.
+    `tests/serving/test_ray_start.py` pins the method and checks a Ray started so runs tasks and Serve.
+    """
+    try:
+        from ray._private.node import Node
+
+        original = Node.start_api_server
+    except (ImportError, AttributeError):
+        yield
+        return
+
+    def skip(self: Any, *, include_dashboard: bool | None, raise_on_failure: bool) -> None:
+        self._webui_url = None
+
+    Node.start_api_server = skip
+    try:
+        yield
+    finally:
+        Node.start_api_server = original
+
+
+@contextlib.contextmanager
 def _raylet_told_listen_port() -> Iterator[None]:
     """Give the raylet the dashboard agent's HTTP port on its own command line.
 
@@ -352,6 +382,8 @@ def init_ray(kwargs: dict[str, Any], *, local: bool, budget_s: float = RAY_START
                 stack.enter_context(_raylet_told_listen_port())
                 stack.enter_context(_python_side_waits(budget_s))
                 stack.enter_context(_node_registration_waits_for(budget_s, t0, should_stop))
+                if call.get("include_dashboard") is False:
+                    stack.enter_context(_without_api_server())
             stack.enter_context(abort_on_signal("Ray was starting"))
             context = ray.init(**call)
     except BaseException as exc:

@@ -85,3 +85,23 @@ def test_the_drivers_failure_signal_handler_has_a_switch_read_at_connect() -> No
     assert isinstance(ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER, bool)
     assert b"RAY_DISABLE_FAILURE_SIGNAL_HANDLER" in Path(ray._raylet.__file__).read_bytes()
     assert "    connect(\n" in inspect.getsource(worker.init)
+
+
+def test_the_dashboard_head_is_started_by_node_start_api_server() -> None:
+    """`_without_api_server` replaces this method while a Ray without a dashboard starts."""
+    from ray._private.node import Node
+
+    assert "self.start_api_server(" in inspect.getsource(Node.start_head_processes)
+    assert list(inspect.signature(Node.start_api_server).parameters) == ["self", "include_dashboard",
+                                                                          "raise_on_failure"]  # fmt: skip
+
+
+def test_a_ray_without_a_dashboard_runs_no_dashboard_head_and_still_works(ray_session: None) -> None:
+    """The test session's Ray (no dashboard, as `serve` by default) has no ``dashboard.py`` process; its tasks
+    and actors run (the Serve tests deploy on it), and its dashboard agent, which the raylet needs, runs."""
+    import ray
+
+    commands = [" ".join(c) for c in map(_cmdline, descendants(os.getpid()))]
+    assert not [c for c in commands if "dashboard/dashboard.py" in c]
+    assert [c for c in commands if "dashboard/agent.py" in c or "DashboardAgent" in c]
+    assert ray.get(ray.remote(lambda: 41 + 1).remote(), timeout=60) == 42

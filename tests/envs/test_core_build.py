@@ -72,7 +72,7 @@ def test_a_missing_core_is_reported_and_fails_when_required(tmp_path: Path) -> N
     (root / "tests" / "envs").mkdir(parents=True)
     for name in ("__init__.py", "conftest.py", "envs/__init__.py", "envs/core_snapshots.py", "envs/test_core_rng.py"):
         shutil.copy(REPO / "tests" / name, root / "tests" / name)
-    pytest_run = "import sys, pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', *sys.argv[1:]]))"
+    pytest_run = "import sys, pytest; sys.exit(pytest.main(['-q', '-n', '0', '-p', 'no:cacheprovider', *sys.argv[1:]]))"
 
     default = _python(pytest_run, root)
     out = default.stdout
@@ -92,7 +92,9 @@ def _pytest_copy(root: Path) -> str:
     (root / "tests" / "envs").mkdir(parents=True)
     for name in ("__init__.py", "conftest.py", "envs/__init__.py", "envs/core_snapshots.py", "envs/test_core_rng.py"):
         shutil.copy(REPO / "tests" / name, root / "tests" / name)
-    return "import sys, pytest; sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', *sys.argv[1:]]))"
+    # -n 0: in that one process (the suite's own settings run a file per core), so its report is a single one.
+    return "import sys, pytest; sys.exit(pytest.main(['-q', '-n', '0', '-rs', '-p', 'no:cacheprovider', " \
+        "*sys.argv[1:]]))"
 
 
 def test_the_testing_core_is_built_only_when_asked() -> None:

@@ -51,7 +51,7 @@ for name, path in (("_nhcore", sys.argv[1]), ("_nhcore_testing", sys.argv[2])):
     assert module.__file__ == path
 import pytest
 # -s: a sanitizer report goes to the real stderr, not into pytest's capture that the abort discards.
-sys.exit(pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-m", "not slow", f"--junitxml={sys.argv[3]}",
+sys.exit(pytest.main(["-q", "-s", "-n", "0", "-p", "no:cacheprovider", "-m", "not slow", f"--junitxml={sys.argv[3]}",
                       *sys.argv[4:]]))
 """
 

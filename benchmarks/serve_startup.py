@@ -8,7 +8,7 @@ How to run this script::
     .venv/bin/python benchmarks/serve_startup.py --models ""         # a fresh model of the default size instead
     .venv/bin/python benchmarks/serve_startup.py --runs 1 --signal INT
     .venv/bin/python benchmarks/serve_startup.py --serve-args="--dashboard"   # what the dashboard costs
-    .venv/bin/python benchmarks/serve_startup.py --json
+    .venv/bin/python benchmarks/serve_startup.py --json             # with each run's processes: CPU s, start
     .venv/bin/python benchmarks/serve_startup.py --runs 1 --latency-seconds 5   # and a client's latency
 
 What is timed: ``python -m osrs_rllib.cli serve DIR --port P`` in a subprocess, serving ``models/`` (the
@@ -86,6 +86,38 @@ def cpu_seconds(pid: int) -> float:
     return total / ticks
 
 
+def process_split(pid: int) -> list[dict[str, Any]]:
+    """The server and each process below it at the first answer: what it is, the CPU seconds it has spent and
+    when it started (seconds after the server's own process): where a start's time goes (docs/serving.md)."""
+    from common.processes import descendants
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    rows = []
+    for p in (pid, *descendants(pid)):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        # fields[0] is the state (field 3 of stat): utime and stime are fields 14-15, starttime field 22.
+        rows.append({"process": _what(argv), "cpu_s": round((int(fields[11]) + int(fields[12])) / ticks, 2),
+                     "start_ticks": int(fields[19])})
+    first = rows[0]["start_ticks"] if rows else 0
+    for row in rows:
+        row["started_s"] = round((row.pop("start_ticks") - first) / ticks, 2)
+    return sorted(rows, key=lambda r: r["started_s"])
+
+
+def _what(argv: list[str]) -> str:
+    """A process's name as a reader knows it: Ray's actors and agents by their title, scripts by their file."""
+    if argv[0].startswith("ray::"):
+        return argv[0].split()[0]
+    if "osrs_rllib.cli" in argv:
+        return "osrs-rllib " + " ".join(argv[argv.index("osrs_rllib.cli") + 1:][:1])
+    script = next((a for a in argv[1:] if a.endswith(".py")), None)
+    return Path(script or argv[0]).name
+
+
 def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: float,
             latency_s: float, model: str) -> dict[str, Any]:
     from common.processes import descendants, reap, still_running
@@ -107,6 +139,7 @@ def one_run(models: Path, serve_args: list[str], sig: signal.Signals, limit_s: f
         answered = first_answer(port, proc, limit_s, model)
         result["first_answer_s"] = None if answered is None else round(time.monotonic() - launched, 2)
         result["cpu_s_to_first_answer"] = round(cpu_seconds(proc.pid), 1)
+        result["processes"] = process_split(proc.pid)
         if answered is not None and latency_s > 0:
             # The server as started by the CLI, one closed-loop client: the same figure as serve_latency.py's
             # "served, 1 client", which starts its server in-process.
@@ -210,6 +243,10 @@ def main() -> None:
             lat = r["latency_1_client"]
             print(f"       1 client: p50 {lat['p50_ms']:.2f} ms, p99 {lat['p99_ms']:.2f} ms, "
                   f"{lat['requests_per_s']:,.0f} req/s")
+        if i == 1 and r.get("processes"):
+            print("       where the first run's CPU went by its first answer (CPU s, started s after the command):")
+            for row in r["processes"]:
+                print(f"       {row['cpu_s']:6.2f} {row['started_s']:6.2f}  {row['process']}")
         for name in r["left_behind"]:
             print(f"       left: {name}")
         if "output_tail" in r:

@@ -83,7 +83,7 @@ def test_errors_keep_the_connection_and_good_requests_follow(registry: ModelRegi
         assert errors[5]["models"][0]["name"] == "latest"
         assert all(list(g) == list(REPLY_FIELDS) for g in goods)
 
-    run_with_proxy(registry, ProxyLimits(), body)
+    run_with_proxy(registry, ProxyLimits(deadline_s=60.0), body)  # errors, not the deadline
 
 
 def test_malformed_numbers_get_one_error_line_each_and_the_connection_stays(registry: ModelRegistry) -> None:
@@ -110,7 +110,7 @@ def test_malformed_numbers_get_one_error_line_each_and_the_connection_stays(regi
             assert list(json.loads(await reader.readline())) == list(REPLY_FIELDS)
         writer.close()
 
-    run_with_proxy(registry, ProxyLimits(), body)
+    run_with_proxy(registry, ProxyLimits(deadline_s=60.0), body)  # errors, not the deadline
 
 
 def test_limits_answer_then_close(registry: ModelRegistry) -> None:
@@ -139,7 +139,8 @@ def test_limits_answer_then_close(registry: ModelRegistry) -> None:
         for _, w in held:
             w.close()
 
-    run_with_proxy(registry, ProxyLimits(max_connections=2, idle_timeout_s=1.0, max_line_bytes=10_000), body)
+    run_with_proxy(registry, ProxyLimits(max_connections=2, idle_timeout_s=1.0, max_line_bytes=10_000, deadline_s=60.0),
+                   body)
 
 
 def test_fifty_clients_in_order(registry: ModelRegistry, tmp_path: Path) -> None:

@@ -206,6 +206,7 @@ def abort_on_signal(what: str) -> Iterator[None]:
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    aborted: list[str] = []
 
     def abort(signum: int, frame: FrameType | None) -> None:
         handler = previous.get(signum)
@@ -215,12 +216,21 @@ def abort_on_signal(what: str) -> Iterator[None]:
         if _deferring:
             _deferring[-1] = _deferring[-1] or reason
             return
+        aborted.append(reason)
         raise StartAborted(reason)
 
     for sig in STOP_SIGNALS:
         signal.signal(sig, abort)
     try:
         yield
+    except StartAborted:
+        raise
+    except Exception as exc:
+        if aborted:
+            # Raised where Python wraps what it catches (a class's ``__set_name__`` during an import gives a
+            # RuntimeError): the stop is still why the block ended.
+            raise StartAborted(aborted[0]) from exc
+        raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)

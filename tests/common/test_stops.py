@@ -113,3 +113,29 @@ def test_a_shielded_write_finishes_before_the_second_signal_acts() -> None:
     finally:
         stop.disarm()
         stop.uninstall()
+
+
+WRAPPED = """
+import os, signal, sys, time
+from common.stops import StartAborted, abort_on_signal
+
+class Hook:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(2)  # the handler runs here, inside type(): Python wraps what it raises in a RuntimeError
+
+try:
+    with abort_on_signal("a module loading"):
+        type("Loaded", (), {"field": Hook()})
+except StartAborted as exc:
+    print("aborted:", exc, "| cause:", type(exc.__cause__).__name__)
+"""
+
+
+def test_a_stop_that_python_wraps_in_another_error_is_still_a_stop() -> None:
+    """A SIGTERM while Serve imports its controller arrived inside a field's ``__set_name__``, and `serve` exited 1
+    with Python's RuntimeError instead of stopping cleanly."""
+    done = subprocess.run([sys.executable, "-c", WRAPPED], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "aborted: SIGTERM while a module loading | cause: RuntimeError"

@@ -78,12 +78,18 @@ def cpu_seconds(pid: int) -> float:
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for p in (pid, *descendants(pid)):
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+        fields = _stat(p)
+        if fields is not None:
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
     return total / ticks
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (fields[0] is field 3, the state); None once gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
 
 
 def process_split(pid: int) -> list[dict[str, Any]]:
@@ -94,12 +100,14 @@ def process_split(pid: int) -> list[dict[str, Any]]:
     ticks = os.sysconf("SC_CLK_TCK")
     rows = []
     for p in (pid, *descendants(pid)):
+        fields = _stat(p)
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             argv = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        # fields[0] is the state (field 3 of stat): utime and stime are fields 14-15, starttime field 22.
+        if fields is None:
+            continue
+        # utime and stime are fields 14-15 of stat, starttime field 22.
         rows.append({"process": _what(argv), "cpu_s": round((int(fields[11]) + int(fields[12])) / ticks, 2),
                      "start_ticks": int(fields[19])})
     first = rows[0]["start_ticks"] if rows else 0

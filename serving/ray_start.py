@@ -12,8 +12,9 @@ found in its source):
   file .../metrics_agent_port_...") when a file is later than a fixed 15 s (``WaitForPersistedPort``;
   ray-project/ray #65983). The agents start even without the dashboard (the raylet refuses an empty agent
   command), so turning the dashboard off does not help. The raylet waits only for ports it was not given:
-  `start_local_ray` picks the four agent ports itself (metrics agent, metrics export, dashboard agent HTTP,
-  runtime-env agent), so that wait never happens and the agents' imports leave the critical path.
+  `init_ray` picks the four agent ports itself (metrics agent, metrics export, dashboard agent HTTP,
+  runtime-env agent), so that wait never happens and the agents' imports leave the critical path. It picks them
+  below the kernel's ephemeral range (`free_ports`), where nothing else takes them before the agents bind.
 * **The driver's 30 s wait for the node to register** (``ray._private.node``, a constant in the code, no
   setting): `_node_registration_waits_for` lets that wait run to our budget instead, saying so every
   `PROGRESS_EVERY_S`.
@@ -62,8 +63,73 @@ class RayStartTimedOut(Exception):
     """Ray did not come up within the start-up budget."""
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` distinct ports free right now (held together while chosen, so they differ)."""
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+"""Linux's ephemeral port range: where the kernel finds a port for ``bind(port 0)`` and for every outgoing
+connection."""
+EPHEMERAL_LOW_DEFAULT = 32768
+"""The range's start where the file is missing (Linux's default; macOS and Windows start higher, at 49152)."""
+CHOSEN_PORT_LOW = 20000
+"""The lowest port `free_ports` chooses: above Ray's fixed ports (6379, 8076, 8265, 10001-10002) and the
+ports users commonly give servers (8000-9999)."""
+MIN_CHOSEN_RANGE = 1000
+"""Below this many ports between `CHOSEN_PORT_LOW` and the ephemeral range, `free_ports` takes the kernel's
+choice instead (a machine configured with a wide ephemeral range)."""
+
+
+def ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range."""
+    try:
+        return int(EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return EPHEMERAL_LOW_DEFAULT
+
+
+def free_ports(count: int, host: str = "127.0.0.1", *, low: int = CHOSEN_PORT_LOW,
+               high: int | None = None) -> list[int]:
+    """`count` distinct ports free right now, chosen at random below the ephemeral range.
+
+    Why not the kernel's choice (``bind`` to port 0): such a port is closed again before the process it is
+    meant for binds it, seconds later on a busy machine, and in the meantime the kernel hands the same range to
+    every outgoing connection and to each Ray worker's server (Ray's workers bind port 0). A dashboard agent
+    that then finds its port taken exits, and the raylet, which shares its fate, takes the whole local Ray
+    down ("Failed to bind ... Address already in use", then missed heartbeats). Below the ephemeral range only
+    a process that names a port takes it, and choosing at random (`random.SystemRandom`: each process draws
+    its own) keeps two Rays starting side by side (the parallel test run) apart.
+
+    Args:
+        count: How many ports.
+        host: The address they must be free on.
+        low: The lowest port considered.
+        high: One past the highest port considered; the ephemeral range's start by default. Fewer than
+            `MIN_CHOSEN_RANGE` ports between the two fall back to the kernel's choice.
+    """
+    import random
+
+    if high is None:
+        high = ephemeral_low()
+        if high - low < MIN_CHOSEN_RANGE:
+            return _kernel_ports(count, host)
+    socks: list[socket.socket] = []
+    rng = random.SystemRandom()
+    try:
+        for candidate in rng.sample(range(low, high), min(high - low, 64 * count)):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind((host, candidate))
+            except OSError:
+                s.close()
+                continue
+            socks.append(s)
+            if len(socks) == count:
+                return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+    return _kernel_ports(count, host)
+
+
+def _kernel_ports(count: int, host: str) -> list[int]:
+    """`count` distinct ports the kernel chooses (held together while chosen, so they differ)."""
     socks = []
     try:
         for _ in range(count):

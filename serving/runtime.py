@@ -38,12 +38,12 @@ DEFAULT_PORT = 9999
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port free right now (for tests: the proxy must keep one fixed port across restarts)."""
-    import socket
+    """A port free right now and out of the kernel's ephemeral range, so that nothing takes it before the server
+    it is for binds it (`serving.ray_start.free_ports`; for tests: the proxy must keep one fixed port across
+    restarts)."""
+    from serving.ray_start import free_ports
 
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    return free_ports(1, host)[0]
 
 
 def deploy(options: AppOptions, app_name: str = APP_NAME, blocking: bool = True) -> Any:

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from common.processes import descendants, still_running
+from serving.runtime import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "osrs_rllib.cli"]
@@ -113,17 +114,11 @@ def test_bc_leaves_nothing(tmp_path: Path) -> None:
     assert not watched.left()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_stopped_leaves_nothing(tmp_path: Path) -> None:
     from envs.nh.contract import NUM_LOGITS, OBS_SIZE
     from serving.client import build_request
 
-    port = _free_port()
+    port = free_port()
     watched = Watched(["serve", str(REPO / "models"), "--port", str(port)])
     line = json.dumps(build_request("nh-main", [0.0] * OBS_SIZE, [True] * NUM_LOGITS)).encode() + b"\n"
     answered = False

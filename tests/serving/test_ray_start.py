@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
 from pathlib import Path
 
 from common.processes import descendants
-from serving.ray_start import AGENT_PORTS, local_start_kwargs
+from serving.ray_start import AGENT_PORTS, CHOSEN_PORT_LOW, ephemeral_low, free_ports, local_start_kwargs
 
 
 def test_ray_params_take_the_agent_ports() -> None:
@@ -67,7 +68,7 @@ def test_the_raylet_is_given_every_agent_port(ray_session: None) -> None:
     flags = dict(arg.lstrip("-").split("=", 1) for arg in raylets[0] if arg.startswith("--") and "=" in arg)
     for flag in ("metrics-agent-port", "metrics_export_port", "runtime_env_agent_port",
                  "dashboard_agent_listen_port"):
-        assert int(flags[flag]) > 0, flag
+        assert 0 < int(flags[flag]) < ephemeral_low(), flag  # below what the kernel hands out meanwhile
     agent = flags["dashboard_agent_command"]
     listen = next(a for a in agent.split() if a.startswith("--listen-port="))
     grpc = next(a for a in agent.split() if a.startswith("--grpc-port="))
@@ -105,3 +106,45 @@ def test_a_ray_without_a_dashboard_runs_no_dashboard_head_and_still_works(ray_se
     assert not [c for c in commands if "dashboard/dashboard.py" in c]
     assert [c for c in commands if "dashboard/agent.py" in c or "DashboardAgent" in c]
     assert ray.get(ray.remote(lambda: 41 + 1).remote(), timeout=60) == 42
+
+
+def test_free_ports_are_distinct_bindable_and_below_the_ephemeral_range() -> None:
+    ports = free_ports(5)
+    assert len(set(ports)) == 5
+    assert all(CHOSEN_PORT_LOW <= port < ephemeral_low() for port in ports)
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", port))
+
+
+def _two_free_ports_in_a_row() -> int:
+    """A port that is free, with the next one free too."""
+    for _ in range(50):
+        base = free_ports(1)[0]
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", base + 1))
+            return base
+        except OSError:
+            continue
+    raise AssertionError("no two free ports in a row below the ephemeral range")
+
+
+def test_free_ports_skip_a_port_in_use() -> None:
+    """Of a two-port range whose first port a listener holds, the second is the one chosen, every time."""
+    base = _two_free_ports_in_a_row()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", base))
+        held.listen()
+        for _ in range(20):
+            assert free_ports(1, low=base, high=base + 2) == [base + 1]
+
+
+def test_free_ports_take_the_kernels_choice_when_the_range_holds_too_few() -> None:
+    """Every port of the range held: the ports come from the kernel instead, still distinct and free."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        ports = free_ports(2, low=taken, high=taken + 1)
+    assert len(set(ports)) == 2 and taken not in ports

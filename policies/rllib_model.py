@@ -439,12 +439,15 @@ class NormalizerCallbacks(DefaultCallbacks):
             result["custom_metrics"][f"normalizer_samples_added/{pid}"] = n
 
 
-def export_policy(policy: Any, path: str | Path, metadata: Mapping[str, Any] | None = None) -> Path:
-    """Write a trained RLlib policy's network to a model file (see `policies/model_file.py`)."""
+def export_policy(policy: Any, path: str | Path, metadata: Mapping[str, Any] | None = None,
+                  network: Any = None) -> Path:
+    """Write a trained RLlib policy's network (or `network`, a twin of it such as its parameter average) to a
+    model file (see `policies/model_file.py`), with the policy's frame stack."""
     model = nh_model_of(policy)
     if model is None:
         raise TypeError(f"policy {policy!r} does not use NHTorchModel; nothing to export")
     frames = (policy.config.get("env_config") or {}).get("frame_stack", 1)
     from envs.nh.contract import frame_offsets
 
-    return save_model_file(model.net, path, frame_stack=frame_offsets(frames), metadata=metadata)
+    net = model.net if network is None else network
+    return save_model_file(net, path, frame_stack=frame_offsets(frames), metadata=metadata)

@@ -327,13 +327,20 @@ def export(
         str | None,
         typer.Option(help="A league snapshot of the experiment instead (e.g. main@v100, from its league/ folder)."),
     ] = None,
+    twin: Annotated[
+        str | None,
+        typer.Option(help="A network main's learner keeps beside it instead of main: 'average' (ppo.average, the "
+                          "running average of its parameters) or 'magnet' (ppo.magnet's EMA magnet)."),
+    ] = None,
 ) -> None:
     """Write a model file from a training checkpoint (a self-contained *.nhmodel, see docs/serving.md)."""
-    from osrs_rllib.experiments import MODEL_NAME, Experiment
+    from osrs_rllib.experiments import AVERAGE_MODEL_NAME, MODEL_NAME, Experiment
     from policies.model_file import MODEL_SUFFIX, ModelFileError, load_model_file
 
     if out.suffix != MODEL_SUFFIX:
         raise fail(f"{out}: model files end in {MODEL_SUFFIX} (e.g. -o best{MODEL_SUFFIX})")
+    if twin not in (None, *TWINS):
+        raise fail(f"--twin {twin}: expected one of {', '.join(TWINS)}")
     if snapshot is not None:
         from osrs_rllib.training import SnapshotError, export_snapshot
 
@@ -351,7 +358,9 @@ def export(
         ckpt = latest.path
     if not ckpt.is_dir():
         raise fail(f"no checkpoint directory at {checkpoint}")
-    written = (ckpt / MODEL_NAME) if policy == "main" else None
+    written = (ckpt / MODEL_NAME) if policy == "main" and twin is None else None
+    if twin == "average" and (ckpt / AVERAGE_MODEL_NAME).is_file():
+        written = ckpt / AVERAGE_MODEL_NAME
     if written is not None and written.is_file():
         try:
             model = load_model_file(written)  # check it before copying it anywhere
@@ -360,12 +369,18 @@ def export(
         copy_atomic(written, out)
         md = model.metadata
     else:
-        md = _export_from_rllib(ckpt, policy, out)
-    typer.echo(f"wrote {out} (iteration {md.get('iteration')}, env steps {md.get('env_steps')})")
+        md = _export_from_rllib(ckpt, policy, out, twin)
+    what = f"{twin} of {policy}" if twin else policy
+    typer.echo(f"wrote {out} ({what}, iteration {md.get('iteration')}, env steps {md.get('env_steps')})")
 
 
-def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
-    """A checkpoint without a model file beside it: restore the RLlib policy and export its network."""
+TWINS = ("average", "magnet")
+"""``export --twin``: the networks a learner may keep beside main's (`osrs_rllib/training/learner/ppo_policy.py`)."""
+
+
+def _export_from_rllib(ckpt: Path, policy_id: str, out: Path, twin: str | None = None) -> dict[str, Any]:
+    """A checkpoint without the model file asked for beside it: restore the RLlib policy (with the networks its
+    learner keeps in its state) and export its network, or its `twin`."""
     policy_dir = ckpt / "policies" / policy_id
     if not policy_dir.is_dir():
         found = sorted(p.name for p in (ckpt / "policies").iterdir()) if (ckpt / "policies").is_dir() else []
@@ -386,7 +401,15 @@ def _export_from_rllib(ckpt: Path, policy_id: str, out: Path) -> dict[str, Any]:
             "rules, so `fight` and `serve` will use the spec's defaults unless told with --set",
             err=True,
         )
-    export_policy(restored, out, metadata=metadata)
+    network = None
+    if twin is not None:
+        held = getattr(restored, twin, None)
+        network = getattr(held, "net", None)
+        if network is None:
+            raise fail(f"{ckpt}: policy {policy_id!r} keeps no {twin} network (its config's ppo.{twin} is off, or "
+                       "for the magnet not kind ema)")
+        metadata[twin] = {"decay": float(held.decay)}
+    export_policy(restored, out, metadata=metadata, network=network)
     return load_model_file(out).metadata
 
 

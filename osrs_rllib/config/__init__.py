@@ -1,10 +1,10 @@
 """Configuration: a YAML file (with ``extends:`` and ``--set``) becomes one typed, checked `TrainConfig`.
 
-It owns the schema of every section (`schema`, with the field types of `types` and the optional sections of
-`options` and `recipe`), how files are read and overridden (`files`), how a bad key is reported (`errors`, one line
-naming the key and the file or ``--set`` that wrote it), and what ``auto`` means on the machine at hand
-(`machine`: the CPUs, the env runners, the learner's device). Nothing here runs anything: the training, exploit and
-shipping packages read a `TrainConfig`, never a YAML file.
+It owns the schema of every section (`schema`, with the field types of `types`, the ``ppo:`` section in `ppo` and
+the optional sections of `options` and `recipe`), how files are read and overridden (`files`), how a bad key is
+reported (`errors`, one line naming the key and the file or ``--set`` that wrote it), and what ``auto`` means on the
+machine at hand (`machine`: the CPUs, the env runners, the learner's device). Nothing here runs anything: the
+training, exploit and shipping packages read a `TrainConfig`, never a YAML file.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ _EXPORTS: dict[str, str] = {
     "load_config": "schema",
     "resolve_config_dict": "schema",
     "StepSchedule": "types",
-    "MagnetConfig": "options",
+    "AverageConfig": "ppo",
+    "MagnetConfig": "ppo",
+    "PPOConfig": "ppo",
     "MixtureConfig": "options",
     "NOISE_ENTRIES": "options",
     "NOVELTY_ENTRIES": "options",

@@ -1,22 +1,21 @@
 """The config sections of the training options that are off by default: a warm start from a model
-file, a novelty reward and observation noise for the learner, the magnet of PPO's update, and the per-fight mixture
-a run writes at its end. `osrs_rllib/training/warm_start.py`, `osrs_rllib/training/sampling/shaping.py`,
-`osrs_rllib/training/learner/ppo_policy.py` and
-`osrs_rllib/training/mixture.py` hold what they do; `osrs_rllib/config/schema.py` puts them in `init`, `env`, `ppo` and
-`mixture`.
+file, a novelty reward and observation noise for the learner, and the per-fight mixture a run writes at its end
+(the learner's own options, the magnet and the parameter average, are in `ppo`). `osrs_rllib/training/warm_start.py`,
+`osrs_rllib/training/sampling/shaping.py` and `osrs_rllib/training/mixture.py` hold what they do;
+`osrs_rllib/config/schema.py` puts them in `init`, `env` and `mixture`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from common.validation import Invalid
 from envs.nh.contract import OBS_LAYOUT
 from osrs_rllib.config.types import NonNegativeInt, NonNegativeStepSchedule, StepSchedule, _known_once, _Section
 
-__all__ = ["InitConfig", "MagnetConfig", "MixtureConfig", "NoveltyConfig", "ObservationNoiseConfig"]
+__all__ = ["InitConfig", "MixtureConfig", "NoveltyConfig", "ObservationNoiseConfig"]
 
 
 OBS_IDS: tuple[str, ...] = tuple(e.id for e in OBS_LAYOUT)
@@ -147,43 +146,3 @@ class MixtureConfig(_Section):
         if value == 1:
             raise Invalid("1 member", "0 (no mixture) or at least 2: a mixture of one model is that model")
         return value
-
-
-class MagnetConfig(_Section):
-    """Magnetic mirror descent's regulariser (`policies/magnet.py`, `osrs_rllib/training/learner/ppo_policy.py`): main's
-    PPO loss adds ``coeff · Σ_heads KL(π ‖ magnet)`` over the legal values of each head along the batch's own earlier
-    choices, so that self-play's last iterate settles at a regularised equilibrium instead of chasing best responses
-    (docs/league.md, "Regularised self-play"). Main only: the exploiters are best responses by design. Off while `kind`
-    is none."""
-
-    kind: Literal["none", "uniform", "ema", "file"] = "none"
-    """``uniform``: each head's legal values equally likely (the gradient of an entropy bonus over legal values, as
-    in the MMD paper's deep RL runs); ``ema``: an exponential moving average of main's own network, updated after
-    every optimiser step (EMAgnet); ``file``: a frozen model file (`file`), e.g. a shipped model to stay near."""
-    coeff: NonNegativeStepSchedule = StepSchedule.constant(0.0)
-    """α, a constant or ``[[step, value], ...]`` on the clock of ``ppo.entropy_coeff`` (RLlib's sampled agent
-    steps); the papers' best runs used 0.05-0.2 (Rudolph et al.), annealed or constant."""
-    ema_decay: float = Field(0.999, ge=0.0, lt=1.0)
-    """The EMA magnet's decay per optimiser step (``kind: ema``): ``magnet ← d · magnet + (1 − d) · main``. With
-    ``nh.yml``'s 16 optimiser steps per 8,192-step iteration, 0.999 averages main over the last ~1,000 steps (~500k
-    env steps)."""
-    file: str | None = None
-    """The model file of ``kind: file`` (a single model of the config's network shape); unused otherwise."""
-
-    @property
-    def enabled(self) -> bool:
-        return self.kind != "none"
-
-    @model_validator(mode="after")
-    def _check_kind(self) -> MagnetConfig:
-        if self.kind == "file" and not self.file:
-            raise Invalid("kind file without a file", "a model file (*.nhmodel) in ppo.magnet.file", field="file")
-        if self.kind != "file" and self.file:
-            raise Invalid(f"a file with kind {self.kind}", "kind: file, or no file", field="file", related=("kind",))
-        if self.kind == "none" and any(v > 0 for v in self.coeff.values):
-            raise Invalid("a coefficient > 0 with kind none", "a kind (uniform, ema, file) or coeff 0", field="coeff",
-                          related=("kind",))
-        if self.kind != "none" and not any(v > 0 for v in self.coeff.values):
-            raise Invalid(f"kind {self.kind} with coeff 0 everywhere", "a coefficient > 0 somewhere, or kind none",
-                          field="coeff", related=("kind",))
-        return self

@@ -55,24 +55,20 @@ from league.config import LeagueConfig
 from osrs_rllib.config.errors import ConfigError, config_error
 from osrs_rllib.config.files import SET_SOURCE, _reject_non_finite, _resolve, to_yaml
 from osrs_rllib.config.machine import LearnerConfig
-from osrs_rllib.config.options import InitConfig, MagnetConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config.options import InitConfig, MixtureConfig, NoveltyConfig, ObservationNoiseConfig
+from osrs_rllib.config.ppo import PPOConfig
 from osrs_rllib.config.recipe import PhaseSpec, ShipConfig, check_phases, phase_key
 from osrs_rllib.config.types import (
     LOG_LEVELS,
     NonNegativeInt,
-    NonNegativeStepSchedule,
     PositiveInt,
-    PositiveStepSchedule,
     StepSchedule,
     _experiment_name,
-    _fragment_length,
     _frame_stack,
     _known_once,
-    _learner_threads,
     _log_level,
     _Section,
 )
-from policies.head_weights import head_names
 from policies.network_config import NetworkConfig
 
 __all__ = [
@@ -235,93 +231,6 @@ class OpponentsConfig(_Section):
         """The kinds with a positive share, mapped to their probability (the shares sum to 1)."""
         total = sum(self.mix.values())
         return {name: w / total for name, w in self.mix.items() if w > 0}
-
-
-class PPOConfig(_Section):
-    """PPO's hyperparameters, all explicit: RLlib's defaults are not the ones that train NH agents."""
-
-    gamma: float = Field(0.99, gt=0, le=1)
-    """Discount per tick; 0.99 gives a ~100-tick horizon, longer than a typical kill sequence."""
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    """GAE λ: bias/variance trade-off of the advantage estimate; 0.95 is the usual PPO value."""
-    clip_param: float = Field(0.2, gt=0)
-    """PPO's policy-ratio clip ε; 0.2 as in the PPO paper."""
-    vf_clip_param: float | None = Field(10.0, gt=0)
-    """RLlib clips the *squared* value error at this; 10 only catches outliers (returns are within ±~3);
-    null turns it off."""
-    vf_loss_coeff: float = Field(0.5, ge=0)
-    """Weight of the value loss in the total loss (0.5, CleanRL's value)."""
-    entropy_coeff: NonNegativeStepSchedule = StepSchedule.constant(0.01)
-    """Entropy bonus, a constant or ``[[step, value], ...]``; 0.01 keeps the 12 action heads exploring."""
-    head_entropy_weights: dict[str, float] = Field(default_factory=dict)
-    """Multipliers of the entropy bonus per action head, by head name (``{prayer: 4, attack: 4}``); heads not
-    named weigh 1, so the default is PPO's plain sum. Why per head: the prayer and attack-style choices are a
-    guessing game (spec §6.5: the protection up when the hit is made is what counts), where a fixed rule is what
-    an exploiter reads (docs/league.md "What the exploiter finds"), while eating or gear choices have a right
-    answer that a larger bonus on *every* head would only blur."""
-    magnet: MagnetConfig = MagnetConfig()
-    """Main's KL toward a magnet policy (off by default; `MagnetConfig`, docs/league.md "Regularised self-play")."""
-    lr: PositiveStepSchedule = StepSchedule.constant(3e-4)
-    """Adam learning rate, a constant or ``[[step, value], ...]``; 3e-4 is PPO's standard starting value."""
-    grad_clip: float | None = Field(0.5, gt=0)
-    """Global gradient-norm clip (null = off); 0.5 as in CleanRL and SB3."""
-    kl_coeff: float = Field(0.0, ge=0)
-    """Initial coefficient of RLlib's adaptive KL penalty; 0 disables it (the ratio clip is enough)."""
-    kl_target: float = Field(0.01, gt=0)
-    """Target KL of the adaptive penalty (only read when kl_coeff > 0)."""
-    train_batch_size: PositiveInt = 8192
-    """Env steps per training iteration."""
-    minibatch_size: PositiveInt = 1024
-    """Steps per SGD minibatch (≤ train_batch_size); 8 minibatches per epoch with the defaults."""
-    num_epochs: PositiveInt = 4
-    """SGD passes over each train batch; 4 reuses samples without drifting far from the behaviour policy."""
-    rollout_fragment_length: Annotated[int | Literal["auto"], PlainValidator(_fragment_length)] = "auto"
-    """Steps each env contributes per sample call; ``auto`` = train batch / total envs, so batches fill evenly."""
-    grad_accumulation_steps: PositiveInt = 1
-    """Micro-batches each SGD minibatch is split into, their gradients summed (weighted by size) before one optimiser
-    step: the same update with a k-th of the activations in memory (`osrs_rllib/training/learner/accumulation.py`); 1 =
-    off."""
-    learner_threads: Annotated[int | Literal["auto"], PlainValidator(_learner_threads)] = "auto"
-    """Torch threads of the driver's learner, or ``auto``: measured per iteration, the faster of one and two kept.
-    Two are ~1.7× faster on an idle machine, 5-10× slower beside any busy process
-    (`osrs_rllib/training/learner/threads.py`)."""
-    learner_precision: Literal["auto", "float32", "bfloat16"] = "auto"
-    """Number format of the PPO update's matrix products: ``bfloat16`` autocasts the loss (float32 weights, optimiser
-    and softmax; ~1.4× faster SGD steps on CPUs with bfloat16 instructions), ``auto`` does so only on such a CPU,
-    `osrs_rllib/training/learner/precision.py`."""
-
-    @field_validator("head_entropy_weights")
-    @classmethod
-    def _check_head_entropy_weights(cls, weights: dict[str, float]) -> dict[str, float]:
-        names = head_names()
-        for name, weight in weights.items():
-            if name not in names:
-                raise Invalid("unknown action head", one_of(names), field=name, suggestion=closest(name, names))
-            if not weight >= 0:
-                raise Invalid(f"got {weight!r}", "a weight ≥ 0", field=name)
-        return weights
-
-    @model_validator(mode="after")
-    def _check_accumulation(self) -> PPOConfig:
-        if self.grad_accumulation_steps > self.minibatch_size:
-            raise Invalid(
-                f"grad_accumulation_steps {self.grad_accumulation_steps} > minibatch_size {self.minibatch_size}",
-                "at most one micro-batch per sample of a minibatch",
-                field="grad_accumulation_steps",
-                related=("minibatch_size",),
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _check_sizes(self) -> PPOConfig:
-        if self.minibatch_size > self.train_batch_size:
-            raise Invalid(
-                f"minibatch_size {self.minibatch_size} > train_batch_size {self.train_batch_size}",
-                "minibatch_size ≤ train_batch_size",
-                field="minibatch_size",
-                related=("train_batch_size",),
-            )
-        return self
 
 
 class RunnersConfig(_Section):

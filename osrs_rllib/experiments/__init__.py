@@ -10,6 +10,7 @@ from __future__ import annotations
 from common.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    "AVERAGE_MODEL_NAME": "layout",
     "CheckpointInfo": "layout",
     "Experiment": "layout",
     "ExperimentError": "layout",

@@ -7,10 +7,11 @@
       run.json                   process facts: pid, state (running/stopping/stopped/finished/failed), times
       status.json                the latest figures (iteration, env steps, steps/s, win rates, ETA)
       checkpoints/
-        iter-000010/             an RLlib checkpoint + osrs_state.json + main.nhmodel
+        iter-000010/             an RLlib checkpoint + osrs_state.json + main.nhmodel (+ average.nhmodel)
         index.json               the checkpoints kept, their evaluation win rates, and the best one
       models/latest.nhmodel      the policy of the newest checkpoint (a model file, see policies/)
       models/best.nhmodel        the policy with the best evaluation win rate so far
+      models/average.nhmodel     the newest checkpoint's running average of main's parameters (ppo.average)
       tensorboard/               TensorBoard event files
       train.log                  the log of a detached run
 
@@ -60,6 +61,9 @@ STATE_FILE = "osrs_state.json"
 best win rate, time, the checkpoint's evaluation win rate) and ``files``, the size of every other file."""
 MANIFEST_KEY = "files"
 MODEL_NAME = "main.nhmodel"
+AVERAGE_MODEL_NAME = "average.nhmodel"
+"""A checkpoint's running average of main's parameters (``ppo.average``), beside `MODEL_NAME`; also the name of
+its copy in ``models/``."""
 RUN_STATES = ("starting", "running", "stopping", "stopped", "finished", "failed")
 KILL_AT_ENV = "OSRS_RLLIB_TEST_KILL_AT"
 """Test hook: ``<point>@<iteration>`` makes the process SIGKILL itself at that point of that iteration

@@ -110,9 +110,10 @@ def build_algorithm_config(
     )
     ppo = cfg.ppo
     magnet = magnet_settings(ppo.magnet)  # main's alone: the exploiters are best responses by design
+    average = ppo.average.decay if ppo.average.enabled else None  # main's too: the model that may ship
     policies: dict[str, Any] = {
         p: policy_spec(ppo.grad_accumulation_steps, ppo.learner_precision, magnet if p == LEARNER_POLICY else None,
-                       machine.device)
+                       machine.device, average if p == LEARNER_POLICY else None)
         for p in learners
     }
     scripted = set(mix.policy_ids())
@@ -204,12 +205,15 @@ def _algorithm_config(cfg: TrainConfig) -> Any:
 
 
 def register_everything() -> None:
-    """Register the env and the model with Ray; idempotent, so safe after every `ray.init`."""
+    """Register the env and the model with Ray, and let checkpoints name the modules of before the package split
+    (`legacy_modules`); idempotent, so safe after every `ray.init`."""
     from ray.tune.registry import register_env
 
+    from osrs_rllib.training.legacy_modules import install_legacy_module_names
     from osrs_rllib.training.sampling.env import TrainingEnv
     from policies.rllib_model import register
 
+    install_legacy_module_names()
     register()
     register_env(ENV_NAME, lambda config: TrainingEnv(config))
 

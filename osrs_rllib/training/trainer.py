@@ -32,6 +32,7 @@ from common import stops
 from common.atomic_files import copy_atomic, write_json_atomic, write_text_atomic
 from osrs_rllib.config import TrainConfig, dump_config
 from osrs_rllib.experiments import (
+    AVERAGE_MODEL_NAME,
     MODEL_NAME,
     STATE_FILE,
     CheckpointInfo,
@@ -302,6 +303,8 @@ class Trainer:
         ck = self.cfg.checkpoint
         self.exp.record_checkpoint(latest, ck.keep_last, ck.keep_best)
         copy_atomic(latest.path / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
+        if (latest.path / AVERAGE_MODEL_NAME).is_file():
+            copy_atomic(latest.path / AVERAGE_MODEL_NAME, self.exp.models_dir / AVERAGE_MODEL_NAME)
         best = self.exp.best_checkpoint()
         if best is not None and (best.path / MODEL_NAME).is_file():
             copy_atomic(best.path / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
@@ -532,6 +535,10 @@ class Trainer:
         with self.exp.writing_checkpoint(self.state.iteration, marker=marker) as tmp:
             self.algo.save_checkpoint(str(tmp))
             export_policy(policy, tmp / MODEL_NAME, metadata=metadata)
+            average = getattr(policy, "average", None)
+            if average is not None:
+                export_policy(policy, tmp / AVERAGE_MODEL_NAME, network=average.net,
+                              metadata={**metadata, "average": {"decay": average.decay, "updates": average.updates}})
             if self.league_runner is not None:
                 write_json_atomic(tmp / LEAGUE_FILE, self.league_runner.state_dict())
             write_json_atomic(tmp / RNG_FILE, driver_rng_state())
@@ -545,6 +552,8 @@ class Trainer:
                 named |= self.league_runner.snapshot_ids_in(read_json(kept.path / LEAGUE_FILE, {}) or {})
             self.league_runner.prune_store(named)
         copy_atomic(final / MODEL_NAME, self.exp.models_dir / "latest.nhmodel")
+        if (final / AVERAGE_MODEL_NAME).is_file():
+            copy_atomic(final / AVERAGE_MODEL_NAME, self.exp.models_dir / AVERAGE_MODEL_NAME)
         if is_best:
             copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
         every = self.cfg.checkpoint.milestone_env_steps

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from osrs_rllib.config.schema import load_config
-from osrs_rllib.experiments.layout import MODEL_NAME, STATE_FILE, Experiment
+from osrs_rllib.experiments.layout import AVERAGE_MODEL_NAME, MODEL_NAME, STATE_FILE, Experiment
 from osrs_rllib.training.milestones import list_milestones
 from osrs_rllib.training.report import training_rules
 from policies.model_file import load_model_file
@@ -83,6 +83,7 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
         "--set",
         f"checkpoint.milestone_env_steps={every}",
         *("--set", "mixture.members=3", "--set", "mixture.from_fraction=0", "--set", "mixture.min_gap_env_steps=0"),
+        *("--set", "ppo.average.decay=0.9"),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     exp = Experiment(tmp_path, "smoke")
@@ -93,8 +94,12 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
         assert (ckpt.path / STATE_FILE).exists() and (ckpt.path / "rllib_checkpoint.json").exists()
         model = load_model_file(ckpt.path / MODEL_NAME)
         assert model.metadata["iteration"] == ckpt.iteration
+        average = load_model_file(ckpt.path / AVERAGE_MODEL_NAME)  # ppo.average's network, a model of its own
+        assert average.metadata["iteration"] == ckpt.iteration and average.metadata["average"]["decay"] == 0.9
+        assert average.metadata["average"]["updates"] > 0
     latest = load_model_file(exp.models_dir / "latest.nhmodel")
     assert latest.metadata["iteration"] == 3
+    updates_at_3 = load_model_file(exp.models_dir / AVERAGE_MODEL_NAME).metadata["average"]["updates"]
     assert (exp.models_dir / "best.nhmodel").exists()
     tags = tensorboard_tags(exp.tensorboard_dir)
     assert {"eval/baseline/deterministic/win_rate", "eval/baseline/deterministic/win_rate_low"} <= tags
@@ -119,6 +124,9 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     assert scalar_steps(exp.tensorboard_dir, "charts/env_steps") == [1, 2, 3, 4, 5]
     state = json.loads((exp.latest_checkpoint().path / STATE_FILE).read_text())
     assert state["iteration"] == 5 and state["env_steps"] > 0
+    # the resumed run's average went on from the saved one: its count of updates goes on past three iterations'
+    # (two iterations from a fresh average would count fewer); the resume's command did not repeat --set
+    assert load_model_file(exp.models_dir / AVERAGE_MODEL_NAME).metadata["average"]["updates"] > updates_at_3
 
     mixed = mixture_written_by_rule(exp)  # the resumed run wrote it again, around its new latest model
     assert mixed.member(0).metadata["iteration"] == 5
@@ -148,6 +156,13 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     md = load_model_file(out).metadata
     assert md["iteration"] == 5 and md["env_steps"] == state["env_steps"]
     assert md["experiment"] == "smoke" and md["config"]["env"] == latest.metadata["config"]["env"]
+    # ... and so does the average the learner kept in the checkpoint's policy state
+    (last / AVERAGE_MODEL_NAME).unlink()
+    twin = run_cli("export", str(last), "--twin", "average", "-o", str(tmp_path / "average.nhmodel"))
+    assert twin.returncode == 0, twin.stdout[-3000:] + twin.stderr[-3000:]
+    assert load_model_file(tmp_path / "average.nhmodel").metadata["average"] == {"decay": 0.9}
+    refused = run_cli("export", str(last), "--twin", "magnet", "-o", str(tmp_path / "magnet.nhmodel"))
+    assert refused.returncode != 0 and "keeps no magnet network" in refused.stderr + refused.stdout
 
 
 @pytest.mark.integration

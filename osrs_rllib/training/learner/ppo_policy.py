@@ -8,10 +8,13 @@ change the update, each off unless its key says otherwise.
 * ``ppo.magnet`` (`policies/magnet.py`): main's loss adds ``α · Σ_heads KL(π ‖ ρ)`` toward a magnet ρ (magnetic mirror
   descent); the EMA magnet follows main's network after every optimiser step, rides in every checkpoint (the
   policy's state) and is restored by ``--resume``; ``magnet/kl/<head>`` and ``magnet/coeff`` go to TensorBoard.
+* ``ppo.average`` (`policies/averaging.py`): a running average of main's parameters, outside the loss, that follows
+  main after every optimiser step and is exported with each checkpoint as a model of its own; in the checkpoint's
+  policy state like the magnet.
 
 With none of them on, the trainer keeps RLlib's own `PPOTorchPolicy` (`policy_spec`), so such a run is the run it
-was. The magnet lives in the learner's process only (worker 0, where the old API stack learns): the env runners
-build the same class to sample, and sampling never reads a magnet.
+was. The magnet and the average live in the learner's process only (worker 0, where the old API stack learns): the
+env runners build the same class to sample, and sampling reads neither.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ray.rllib.utils.annotations import override
 from envs.nh.contract import Head
 from osrs_rllib.training.learner.accumulation import ACCUMULATION_KEY, AccumulatingPPOTorchPolicy
 from osrs_rllib.training.learner.precision import resolve
+from policies.averaging import ParameterAverage
 from policies.magnet import Magnet, head_kl
 
 PRECISION_KEY = "osrs_learner_precision"
@@ -37,13 +41,18 @@ MAGNET_KEY = "osrs_magnet"
 """The policy config key that carries ``ppo.magnet`` (its JSON form); absent for a policy without a magnet."""
 MAGNET_STATE_KEY = "osrs_magnet_state"
 """The EMA magnet's state dict inside the policy's state (and so inside every checkpoint's ``policy_state.pkl``)."""
+AVERAGE_KEY = "osrs_average_decay"
+"""The policy config key that carries ``ppo.average.decay``; absent for a policy without an average."""
+AVERAGE_STATE_KEY = "osrs_average_state"
+"""The parameter average's state inside the policy's state (every checkpoint's ``policy_state.pkl``)."""
 HEAD_NAMES: tuple[str, ...] = tuple(h.name.lower() for h in Head)
 MAGNET_TAG = "magnet/"
 """Prefix of the magnet's learner statistics, which TensorBoard shows as they are (`train_report.tensorboard_tag`)."""
 
 
 class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
-    """RLlib's PPO torch policy with accumulation, the bfloat16 autocast and the magnet (module docstring)."""
+    """RLlib's PPO torch policy with accumulation, the bfloat16 autocast, the magnet and the parameter average
+    (module docstring)."""
 
     def __init__(self, observation_space: Any, action_space: Any, config: dict[str, Any]) -> None:
         self.precision = str(config.get(PRECISION_KEY, "float32"))
@@ -52,6 +61,8 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
         self.magnet_coeff = 0.0
         self._magnet_schedule: Any = None
         self._learns = int(config.get("worker_index", 0) or 0) == 0
+        self.average_decay: float | None = config.get(AVERAGE_KEY)
+        self.average: ParameterAverage | None = None
         if self.magnet_settings is not None:
             from osrs_rllib.config import StepSchedule
 
@@ -70,10 +81,21 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
         return self.magnet
 
     def reset_magnet(self) -> None:
-        """Put the EMA magnet on main's current weights: a warm start's first magnet is the model it starts from."""
+        """Put the EMA magnet and the average on main's current weights: a warm start's are the model it starts
+        from."""
         magnet = self._ensure_magnet()
         if magnet is not None:
             magnet.reset(self.model.net)
+        average = self._ensure_average()
+        if average is not None:
+            average.reset(self.model.net)
+
+    # -- the parameter average -----------------------------------------------------------------------
+    def _ensure_average(self) -> ParameterAverage | None:
+        """The learner's parameter average, built on first use (from main's weights as they are then)."""
+        if self.average is None and self.average_decay is not None and self._learns:
+            self.average = ParameterAverage(self.model.net, float(self.average_decay))
+        return self.average
 
     def _magnet_term(self, model: Any, train_batch: SampleBatch) -> torch.Tensor:
         """``α · Σ_h mean_batch KL_h`` on the batch the PPO loss just evaluated, and its per-head statistics."""
@@ -100,6 +122,9 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
         super().apply_gradients(gradients)
         if self.magnet is not None:
             self.magnet.follow(self.model.net)
+        average = self._ensure_average()
+        if average is not None:
+            average.follow(self.model.net)
 
     def on_global_var_update(self, global_vars: dict[str, Any]) -> None:
         super().on_global_var_update(global_vars)
@@ -120,15 +145,22 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
         saved = self.magnet.state() if self.magnet is not None else None
         if saved is not None:
             state[MAGNET_STATE_KEY] = saved
+        average = self._ensure_average()
+        if average is not None:
+            state[AVERAGE_STATE_KEY] = average.state()
         return state
 
     def set_state(self, state: Mapping[str, Any]) -> None:
         state = dict(state)
         saved = state.pop(MAGNET_STATE_KEY, None)
+        saved_average = state.pop(AVERAGE_STATE_KEY, None)
         super().set_state(state)
         magnet = self._ensure_magnet()
         if magnet is not None and saved is not None:
             magnet.load_state({k: np.asarray(v) for k, v in saved.items()})
+        average = self._ensure_average()
+        if average is not None and saved_average is not None:
+            average.load_state({k: np.asarray(v) for k, v in saved_average.items()})
 
 
 def magnet_settings(magnet: Any) -> dict[str, Any] | None:
@@ -143,19 +175,22 @@ def magnet_settings(magnet: Any) -> dict[str, Any] | None:
 
 
 def policy_spec(
-    accumulation_steps: int, setting: str, magnet: Mapping[str, Any] | None = None, device: str = "cpu"
+    accumulation_steps: int, setting: str, magnet: Mapping[str, Any] | None = None, device: str = "cpu",
+    average_decay: float | None = None,
 ) -> PolicySpec:
     """The `PolicySpec` of a trainable policy: RLlib's own PPO policy when no option is on (a run without them is
     the run it was), else `NHPPOTorchPolicy` with the options in its config. `setting` (``ppo.learner_precision``)
     is resolved for the learner's `device` on the calling process, the driver, where the old API stack learns;
-    `magnet` is `magnet_settings`' form, given for main only."""
+    `magnet` is `magnet_settings`' form and `average_decay` ``ppo.average.decay``, each given for main only."""
     precision = resolve(setting, device)
     steps = int(accumulation_steps)
-    if steps <= 1 and precision == "float32" and magnet is None:
+    if steps <= 1 and precision == "float32" and magnet is None and average_decay is None:
         return PolicySpec()
     config: dict[str, Any] = {PRECISION_KEY: precision}
     if steps > 1:
         config[ACCUMULATION_KEY] = steps
     if magnet is not None:
         config[MAGNET_KEY] = dict(magnet)
+    if average_decay is not None:
+        config[AVERAGE_KEY] = float(average_decay)
     return PolicySpec(policy_class=NHPPOTorchPolicy, config=config)

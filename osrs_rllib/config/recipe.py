@@ -173,6 +173,10 @@ class ShipConfig(_Section):
     (`osrs_rllib.training.mixture`), written under ``ship/candidates/``, scored on the rung with a member drawn per
     fight, and probed whatever the checkpoints score if it clears the rung's floor (an exploiter facing several late
     models is what the mixture is for, so its rung score alone would not say whether it should ship)."""
+    average: bool = False
+    """The running average of main's parameters (``ppo.average``) at the last phase's newest checkpoint competes too,
+    probed whatever the checkpoints score if it clears the rung's floor: it is there to be harder to exploit than
+    the last iterate, which its rung score alone would not show."""
 
 
 def phase_config(base: Any, index: int, source: str, *, experiments_dir: str, init_model: str | None) -> Any:
@@ -223,6 +227,9 @@ def check_phases(cfg: Any, source: str) -> None:
         if cfg.ship.mixture and last.mixture.members < 2:
             problem = f"true, but {where} writes no mixture (mixture.members: {last.mixture.members})"
             raise ConfigError(source, "ship.mixture", f"{problem}; expected a mixture: rule of 2 or more members")
+        if cfg.ship.average and not last.ppo.average.enabled:
+            problem = f"true, but {where} keeps no average of main's parameters (ppo.average.decay: 0)"
+            raise ConfigError(source, "ship.average", f"{problem}; expected ppo.average.decay > 0")
 
 
 def phase_key(error: ConfigError, data: Mapping[str, Any]) -> ConfigError:

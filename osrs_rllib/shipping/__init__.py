@@ -1,8 +1,8 @@
 """Shipping: a finished run becomes ``models/NAME.nhmodel`` and its card, by the rule its config states.
 
-`ship` measures the run's candidates against its rung (with a floor), probes the finalists with exploit runs, picks
-one, and writes the model file (on CPU, with its provenance in the metadata), the card and ``ship.json``; `card`
-prints the card from those measurements.
+`run` opens a finished run and copies the candidates its rule names; `ship` measures them against the rung (with a
+floor), probes the finalists with exploit runs, picks one, and writes the model file (on CPU, with its provenance in
+the metadata), the card and ``ship.json``; `card` prints the card from those measurements.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ is the rule, and this module applies it to a finished run:
    competes beside the checkpoints: it plays the rung with each fight's member drawn by the fight's seed, as
    ``fight`` seats it, and is a finalist whatever the checkpoints score, since an exploiter facing several late
    models at once is what it is for. Its members share the exploit runs' final fights, so its figure rests on as
-   many fights as a single model's.
+   many fights as a single model's. With ``ship.average`` the running average of main's parameters at the last
+   phase's newest checkpoint (``ppo.average``, ``average.nhmodel``) competes the same way: a single network, a
+   finalist whatever the checkpoints score, since being harder to exploit than the last iterate is its purpose.
 
    With ``ship.rung.floor`` a candidate that wins less than the floor against the rung in any mode (the mean of
    the builds, or any one build) is neither a finalist nor shipped: the probe ranks only candidates that already
@@ -41,175 +43,31 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.atomic_files import copy_atomic, write_json_atomic
+from common.atomic_files import write_json_atomic
 from common.paths import portable
-from osrs_rllib.config import ShipFloorConfig, TrainConfig
-from osrs_rllib.experiments import MODEL_NAME, Experiment, read_json
+from osrs_rllib.config import ShipFloorConfig
+from osrs_rllib.experiments import Experiment, read_json
+from osrs_rllib.shipping.run import (
+    SHIP_FILE,
+    Candidate,
+    ShipError,
+    ShipRun,
+    average_candidate,
+    average_source,
+    candidates_of,
+    copy_candidates,
+    mixture_candidate,
+    mixture_members,
+    mixture_metadata,
+    open_run,
+)
 
-SHIP_DIR = "ship"
-SHIP_FILE = "ship.json"
-"""The measurement record of the last ``ship`` (what the card is printed from)."""
 PLAY_MODES = {"deterministic": "greedy", "stochastic": "sampling"}
 """Metadata ``play_mode`` per mode of play: how ``fight``, ``play`` and ``serve`` seat the model by default."""
-MIXTURE_LABEL = "mixture"
-"""The label (and ``ship/candidates/<label>.nhmodel``) of the last phase's per-fight mixture (``ship.mixture``)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class ShipError(Exception):
-    """Shipping cannot start or go on: no such run, not finished, no rule, a bad name; one line."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One checkpoint's model that competes, copied where its measurements can name it."""
-
-    label: str
-    """``iter-NNNNNN``: the checkpoint it came from; ``mixture`` for the last phase's per-fight mixture."""
-    iteration: int
-    env_steps: int
-    path: Path
-    """The copy under ``ship/candidates/``."""
-    tensor_sha256: str
-
-    @property
-    def is_mixture(self) -> bool:
-        return self.label == MIXTURE_LABEL
-
-
-@dataclass(frozen=True)
-class ShipRun:
-    """A finished run, ready to ship: its experiment, config, the experiment of its last phase and its facts."""
-
-    exp: Experiment
-    cfg: TrainConfig
-    output: Experiment
-    """Where the candidates are: the last phase's experiment, or the run's own."""
-    phases: list[dict[str, Any]]
-    recipe: dict[str, Any]
-
-    @property
-    def ship_dir(self) -> Path:
-        return self.exp.dir / SHIP_DIR
-
-
-def open_run(experiment: str, experiments_dir: str = "experiments") -> ShipRun:
-    """The experiment `experiment` (a directory, or a name under `experiments_dir`), checked: it exists, its config
-    states a ``ship:`` rule, it is not running and it finished (every phase). Writes nothing.
-
-    Raises:
-        ShipError: What is wrong, naming the experiment and what to do.
-    """
-    from osrs_rllib.config import ConfigError, load_config
-    from osrs_rllib.training import PHASES_FILE, RECIPE_FILE, PhasedRun
-
-    path = Path(experiment)
-    if not (path / "config.yml").is_file():
-        path = Path(experiments_dir) / experiment
-    exp = Experiment(path.parent, path.name)
-    if not exp.config_path.is_file():
-        raise ShipError(f"no experiment {experiment!r}: expected a directory with a config.yml (or a name under "
-                        f"{experiments_dir}/)")  # fmt: skip
-    try:
-        cfg = load_config(exp.config_path)
-    except ConfigError as exc:
-        raise ShipError(f"the experiment's config does not load: {exc}") from None
-    if cfg.ship is None:
-        raise ShipError(f"{exp.config_path}: ship: none stated; expected the rule that picks the shipped model "
-                        "(a ship: section, see docs/recipes.md)")  # fmt: skip
-    state = exp.effective_state()
-    phases: list[dict[str, Any]] = []
-    output = exp
-    if cfg.phases:
-        record = read_json(exp.dir / PHASES_FILE, {}) or {}
-        state = state if state in ("dead", "running", "starting", "stopping") else str(record.get("state"))
-        phases = PhasedRun(cfg, exp).finished()
-        output = PhasedRun(cfg, exp).last_output()
-        if len(phases) < len(cfg.phases):
-            state = state if state != "finished" else "unfinished"
-    if state != "finished":
-        raise ShipError(f"experiment {exp.name!r} has not finished (state {state}): ship a finished run (`osrs-rllib "
-                        f"train ... --resume` finishes it)")  # fmt: skip
-    recipe = read_json(exp.dir / RECIPE_FILE, None)
-    if not isinstance(recipe, dict):
-        raise ShipError(f"experiment {exp.name!r} has no {RECIPE_FILE}: it predates recorded recipes, so a model "
-                        "shipped from it could not name its config, command and commit; train it again")  # fmt: skip
-    return ShipRun(exp, cfg, output, phases, recipe)
-
-
-def candidates_of(run: ShipRun) -> list[tuple[str, int, int, Path]]:
-    """The competing checkpoints (label, iteration, env steps, model file), oldest first: the last
-    ``ship.candidates`` of the run's output that hold a model file.
-
-    Raises:
-        ShipError: The run's output has no checkpoint with a model file.
-    """
-    assert run.cfg.ship is not None
-    kept = [c for c in run.output.checkpoints() if (c.path / MODEL_NAME).is_file()]
-    if not kept:
-        raise ShipError(f"{run.output.dir} has no checkpoint with a {MODEL_NAME}: nothing to ship")
-    return [(c.path.name, c.iteration, c.env_steps, c.path / MODEL_NAME) for c in kept[-run.cfg.ship.candidates :]]
-
-
-def copy_candidates(run: ShipRun) -> list[Candidate]:
-    """Each candidate's model copied under ``ship/candidates/`` (kept across a resumed ``ship``)."""
-    from policies.model_file import read_model_meta
-
-    out = []
-    for label, iteration, env_steps, src in candidates_of(run):
-        dst = run.ship_dir / "candidates" / f"{label}.nhmodel"
-        if not dst.is_file():
-            copy_atomic(src, dst)
-        out.append(Candidate(label, iteration, env_steps, dst, str(read_model_meta(dst)["tensor_sha256"])))
-    return out
-
-
-def mixture_members(run: ShipRun) -> list[Any]:
-    """The members the last phase's ``mixture:`` rule picks from its models (`osrs_rllib.training.mixture`), checked
-    before anything is written; [] when the rule does not ask for a mixture (``ship.mixture`` false).
-
-    Raises:
-        ShipError: The run's output has fewer than two models that pass the rule.
-    """
-    from osrs_rllib.config import load_config
-    from osrs_rllib.training import MixtureError, run_members
-
-    if not run.cfg.ship or not run.cfg.ship.mixture:
-        return []
-    try:
-        return run_members(run.output.models_dir, load_config(run.output.config_path).mixture)
-    except MixtureError as exc:
-        raise ShipError(f"ship.mixture: {exc}") from None
-
-
-def mixture_candidate(run: ShipRun) -> Candidate | None:
-    """The last phase's per-fight mixture written by its rule to ``ship/candidates/mixture.nhmodel`` (kept across a
-    resumed ``ship``, so every measurement names the same members), or None without ``ship.mixture``.
-
-    Raises:
-        ShipError: Too few models pass the rule, or a member's file is damaged.
-    """
-    from osrs_rllib.config import load_config
-    from osrs_rllib.training import MixtureError, write_run_mixture
-    from policies.model_file import read_model_meta
-
-    if not mixture_members(run):
-        return None
-    dst = run.ship_dir / "candidates" / f"{MIXTURE_LABEL}.nhmodel"
-    if not dst.is_file():
-        try:
-            write_run_mixture(run.output.models_dir, load_config(run.output.config_path).mixture, out=dst)
-        except MixtureError as exc:
-            raise ShipError(f"ship.mixture: {exc}") from None
-    meta = read_model_meta(dst)
-    trained = meta.get("metadata") or {}
-    return Candidate(MIXTURE_LABEL, int(trained.get("iteration") or 0), int(trained.get("env_steps") or 0), dst,
-                     str(meta["tensor_sha256"]))  # fmt: skip
-
 
 # ---------------------------------------------------------------------------------------------------------
 # Measurements (each cached in the experiment)
@@ -376,12 +234,12 @@ def floor_misses(rung: dict[str, dict[str, Any]], floor: ShipFloorConfig | None)
 
 
 def finalists(candidates: Sequence[Candidate], rows: dict[str, dict[str, Any]], count: int) -> list[Candidate]:
-    """The candidates the probe measures: the mixture (if any) and the `count` best checkpoints by score (ties to
-    the later), of those that clear the rung's floor (``floor_misses`` empty in their row)."""
+    """The candidates the probe measures: the mixture and the average (if any) and the `count` best checkpoints by
+    score (ties to the later), of those that clear the rung's floor (``floor_misses`` empty in their row)."""
     clear = [c for c in candidates if not rows[c.label]["floor_misses"]]
-    ranked = sorted((c for c in clear if not c.is_mixture), key=lambda c: (rows[c.label]["score"], c.iteration),
+    ranked = sorted((c for c in clear if not c.always_probed), key=lambda c: (rows[c.label]["score"], c.iteration),
                     reverse=True)  # fmt: skip
-    return [*(c for c in clear if c.is_mixture), *ranked[:count]]
+    return [*(c for c in clear if c.always_probed), *ranked[:count]]
 
 
 def pick(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
@@ -417,9 +275,10 @@ def measure(
     run: ShipRun, candidates: list[Candidate], echo: Callable[[str], None], stopped: Callable[[], bool]
 ) -> list[dict[str, Any]] | None:
     """Every candidate's rung rows and score, and the finalists' exploit runs, as rows in `candidates`' order; None
-    when a stop came first. The finalists are the best checkpoints by score and the mixture (``ship.mixture``).
-    The mixture is measured first, its probe included: it is a finalist whatever the checkpoints score (if it clears
-    the rung's floor), so its figures need not wait for theirs (a stopped ``ship`` has them first)."""
+    when a stop came first. The finalists are the best checkpoints by score, the mixture (``ship.mixture``) and the
+    average (``ship.average``). Those two are measured first, their probes included: each is a finalist whatever
+    the checkpoints score (if it clears the rung's floor), so their figures need not wait for the checkpoints' (a
+    stopped ``ship`` has them first)."""
     ship = run.cfg.ship
     assert ship is not None
     rows: dict[str, dict[str, Any]] = {}
@@ -432,7 +291,7 @@ def measure(
         rows[c.label]["exploitability"] = exploitability(runs)
         return True
 
-    for c in sorted(candidates, key=lambda c: not c.is_mixture):  # stable: the checkpoints keep their order
+    for c in sorted(candidates, key=lambda c: not c.always_probed):  # stable: the checkpoints keep their order
         rung: dict[str, dict[str, Any]] = {}
         for mode in ship.rung.modes:
             if stopped():
@@ -448,29 +307,13 @@ def measure(
         rates = ", ".join(f"{PLAY_MODES[m]} {r['win_rate']:.1%}" for m, r in rung.items())
         missed = f"; under the floor: {', '.join(row['floor_misses'])}" if row["floor_misses"] else ""
         echo(f"{c.label} ({c.env_steps:,} env steps) against {ship.rung.opponent}: {rates}{missed}")
-        if c.is_mixture and ship.exploit is not None and not row["floor_misses"] and not probe(c):
+        if c.always_probed and ship.exploit is not None and not row["floor_misses"] and not probe(c):
             return None
     if ship.exploit is not None:
         for c in finalists(candidates, rows, ship.exploit.finalists):
-            if not c.is_mixture and not probe(c):
+            if not c.always_probed and not probe(c):
                 return None
     return [rows[c.label] for c in candidates]
-
-
-def mixture_metadata(path: Path) -> list[dict[str, Any]]:
-    """A mixture candidate's members as its record lists them: which model of the phase each is, its iteration,
-    env steps and weights checksum, in member order."""
-    from policies.model_file import read_model_meta
-
-    meta = read_model_meta(path)
-    chosen = (meta.get("metadata") or {}).get("mixture_members") or []
-    out = []
-    for i, member in enumerate((meta.get("mixture") or {}).get("members") or []):
-        trained = member.get("metadata") or {}
-        label = chosen[i].get("label") if i < len(chosen) else None
-        out.append({"member": i, "label": label, "iteration": trained.get("iteration"),
-                    "env_steps": trained.get("env_steps"), "tensor_sha256": member.get("tensor_sha256")})  # fmt: skip
-    return out
 
 
 def write_model(src: Path, dst: Path, metadata: dict[str, Any]) -> dict[str, Any]:
@@ -552,6 +395,7 @@ def ship_run(
     run = open_run(experiment, experiments_dir)
     candidates_of(run)  # a run without a model to ship fails here, before anything is written
     mixture_members(run)  # and so does a mixture the rule cannot make
+    average_source(run)  # and an average the run did not keep
     if detach_argv is not None:
         from common.processes import start_cli_detached
 
@@ -561,8 +405,8 @@ def ship_run(
         return 0
     stop = StopRequest().install()
     try:
-        mixture = mixture_candidate(run)
-        rows = measure(run, [*copy_candidates(run), *([mixture] if mixture else [])], echo, lambda: stop.requested)
+        extra = [c for c in (mixture_candidate(run), average_candidate(run)) if c is not None]
+        rows = measure(run, [*copy_candidates(run), *extra], echo, lambda: stop.requested)
         if rows is None:
             echo(f"stopped: the measurements so far are kept in {run.ship_dir}; ship again to continue")
             return 0

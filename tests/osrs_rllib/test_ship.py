@@ -21,8 +21,8 @@ from osrs_rllib.config.schema import load_config
 from osrs_rllib.experiments.layout import Experiment
 from osrs_rllib.exploit.measure import EXPLOIT_FILE
 from osrs_rllib.shipping.card import pct
+from osrs_rllib.shipping.run import SHIP_DIR
 from osrs_rllib.shipping.ship import (
-    SHIP_DIR,
     SHIP_FILE,
     Candidate,
     ShipError,
@@ -34,7 +34,7 @@ from osrs_rllib.shipping.ship import (
     pick,
     ship_run,
 )
-from osrs_rllib.training.launch import run_train
+from osrs_rllib.training.launch import TrainRunError, run_train
 from policies.model_file import load_model_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -287,7 +287,7 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
     from osrs_rllib.evaluation.match import PolicySide, play_match
     from osrs_rllib.evaluation.policy_fights import network_act_fn
     from osrs_rllib.evaluation.stratified import spread, trained_builds
-    from osrs_rllib.shipping.ship import MIXTURE_LABEL
+    from osrs_rllib.shipping.run import MIXTURE_LABEL
     from policies.fight_rules import fight_rules_of
     from policies.mixture_draw import fight_members
 
@@ -325,11 +325,42 @@ def test_ship_s_mixture_plays_each_rung_fight_with_the_member_its_seed_draws(tmp
     assert mix_row["score"] == pytest.approx(row["win_rate"])
 
 
+def test_ship_s_average_competes_beside_the_checkpoints_and_is_always_a_finalist(
+    tmp_path: Path, ray_session: None
+) -> None:
+    """``ship.average``: the running average of main's parameters at the newest checkpoint (``ppo.average``) plays
+    the rung as a candidate of its own, byte for byte the checkpoint's ``average.nhmodel``."""
+    from osrs_rllib.experiments import AVERAGE_MODEL_NAME
+    from osrs_rllib.shipping.run import AVERAGE_LABEL
+    from policies.model_file import read_model_meta
+
+    rung = {**RUNG, "modes": ["deterministic"]}
+    _, exp = trained(tmp_path, {"candidates": 1, "rung": rung, "average": True}, extra={"ppo": {"average":
+                                                                                                {"decay": 0.9}}})
+    out = tmp_path / "models"
+    assert ship_run(str(exp.dir), "a", out, echo=lambda _: None) == 0
+    record = json.loads((exp.dir / SHIP_DIR / SHIP_FILE).read_text())
+    assert [r["label"] for r in record["candidates"]] == ["iter-000002", AVERAGE_LABEL]
+    newest = exp.latest_checkpoint().path
+    average_row = record["candidates"][1]
+    assert average_row["tensor_sha256"] == read_model_meta(newest / AVERAGE_MODEL_NAME)["tensor_sha256"]
+    assert average_row["tensor_sha256"] != record["candidates"][0]["tensor_sha256"]
+    assert average_row["iteration"] == 2 and average_row["rung"]["deterministic"]["fights"] > 0
+
+    cands = [Candidate(label, 2, 200, Path(f"{label}.nhmodel"), "0" * 64) for label in ("iter-000002", "average")]
+    rows = {"iter-000002": {"score": 0.99, "floor_misses": []}, "average": {"score": 0.5, "floor_misses": []}}
+    assert [c.label for c in finalists(cands, rows, 1)] == ["average", "iter-000002"]  # whatever it scores
+
+    with pytest.raises(TrainRunError, match=r"no-average\.yml: ship\.average: .*ppo\.average\.decay > 0"):
+        trained(tmp_path, {"candidates": 1, "rung": rung, "average": True}, name="no-average",
+                extra={"ppo": {"average": {"decay": 0}}})
+
+
 @pytest.mark.integration
 def test_the_shipped_mixture_keeps_its_members_and_names_them_on_its_card(tmp_path: Path, ray_session: None) -> None:
     """A mixture the probe picks ships as the mixture file it was measured as (members unchanged, the default play
     mode in its metadata, which `serve` gives each member), and its card names the members."""
-    from osrs_rllib.shipping.ship import MIXTURE_LABEL
+    from osrs_rllib.shipping.run import MIXTURE_LABEL
     from serving.models import ModelRegistry
 
     smoke = str(REPO / "configs" / "smoke.yml")

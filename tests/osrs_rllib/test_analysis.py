@@ -83,7 +83,7 @@ def test_open_experiment_reads_checkpoints_models_and_league(smoke: Path) -> Non
     row = cps[cps.iteration == 2].iloc[0]
     assert row["eval/baseline/deterministic/win_rate_low"] <= row["eval/baseline/deterministic/win_rate"]
     assert row["eval/baseline/deterministic/win_rate"] == row["eval_win_rate"]
-    assert set(exp.models) == {"best", "latest", "milestones/main-1024"}
+    assert set(exp.models) == {"average", "best", "latest", "milestones/main-1024"}  # average: ppo.average (nh.yml)
     assert read_model_meta(exp.models["milestones/main-1024"])["metadata"]["iteration"] == 2
     assert exp.config["name"] == "smoke"
     assert "main" in set(exp.ratings["player"]) and exp.ratings["elo"].is_monotonic_decreasing
@@ -211,7 +211,12 @@ def test_play_is_reproducible_whatever_the_batching(smoke: Path, recorded: tuple
         smoke / "checkpoints" / "iter-000003", "baseline", fights=4, seed=11, record=True, parallel=3
     )
     assert_frame_equal(fights, again)
-    assert_frame_equal(_without_arrays(ticks), _without_arrays(again_ticks))
+    # Every choice, state and event is exact; the critic's outputs are float32 sums whose rounding follows the
+    # batch's shape (the BLAS kernel's blocking), so they agree to float32 precision, not bit for bit.
+    critic = ["value", "win_prob"]
+    assert_frame_equal(_without_arrays(ticks).drop(columns=critic), _without_arrays(again_ticks).drop(columns=critic),
+                       check_exact=True)  # fmt: skip
+    assert_frame_equal(ticks[critic], again_ticks[critic], rtol=1e-4, atol=1e-6)
     mine = ticks["obs"].notna()
     assert all(np.array_equal(x, y) for x, y in zip(ticks.loc[mine, "obs"], again_ticks.loc[mine, "obs"], strict=True))
     # Without recording, the per-fight frame is the same.

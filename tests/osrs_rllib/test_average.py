@@ -14,33 +14,19 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from ray.rllib.policy.sample_batch import SampleBatch
 
 from osrs_rllib.config.schema import ConfigError, load_config
 from osrs_rllib.training.learner.ppo_policy import (
     AVERAGE_KEY,
     AVERAGE_STATE_KEY,
-    PRECISION_KEY,
-    NHPPOTorchPolicy,
     policy_spec,
 )
 from policies.averaging import ParameterAverage, warmup_decay
 from policies.network import NHPolicyNetwork
+from tests.osrs_rllib.learner_policies import ONE_SMALL_ITERATION, batch_of, make_policy, through_a_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "smoke.yml"
-
-
-def make_policy(setting: dict[str, Any], **config: Any) -> NHPPOTorchPolicy:
-    policy = NHPPOTorchPolicy(setting["space"], setting["action_space"],
-                              {**setting["config"], PRECISION_KEY: "float32", **config})  # fmt: skip
-    policy.model.load_state_dict({k: torch.as_tensor(v) for k, v in setting["weights"].items()})
-    policy.reset_magnet()  # as a warm start does: the average starts at the weights the run starts from
-    return policy
-
-
-def batch_of(setting: dict[str, Any]) -> SampleBatch:
-    return SampleBatch({k: v.copy() for k, v in setting["batch"].items()})
 
 
 def test_warmup_decay_is_tensorflows_and_capped() -> None:
@@ -129,28 +115,9 @@ def test_config_section_and_its_errors() -> None:
 @pytest.mark.usefixtures("ray_session")
 def test_a_checkpoint_brings_the_same_average_back(tmp_path: Path) -> None:
     """One real iteration, RLlib's own checkpoint, a new algorithm loaded from it (as ``--resume`` does)."""
-    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
-    from osrs_rllib.training.run_state import restore_exact_weights
-
-    register_everything()
-    sets = ["ppo.average.decay=0.5", "runners.num_env_runners=0", "ppo.train_batch_size=256",
-            "ppo.minibatch_size=128", "ppo.num_epochs=1", "runners.num_envs_per_env_runner=4"]  # fmt: skip
-    cfg = load_config(SMOKE, sets)
-    algo = build_algorithm_config(cfg).build_algo()
-    try:
-        algo.train()
-        saved = algo.get_policy("main").average.state()
-        algo.save_checkpoint(str(tmp_path))
-    finally:
-        algo.stop()
+    cfg = load_config(SMOKE, ["ppo.average.decay=0.5", *ONE_SMALL_ITERATION])
+    saved, restored = through_a_checkpoint(cfg, tmp_path, lambda policy: policy.average.state())
     assert int(saved["__updates__"]) == 2  # 256 / 128 minibatches × 1 epoch
-    again = build_algorithm_config(cfg).build_algo()
-    try:
-        again.load_checkpoint(str(tmp_path))
-        restore_exact_weights(again, tmp_path)
-        restored = again.get_policy("main").average.state()
-    finally:
-        again.stop()
     assert set(restored) == set(saved)
     for name, value in saved.items():
         np.testing.assert_array_equal(restored[name], value, err_msg=name)

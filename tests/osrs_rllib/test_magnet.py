@@ -15,19 +15,18 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
-from ray.rllib.policy.sample_batch import SampleBatch
 
 from osrs_rllib.config.schema import ConfigError, load_config
 from osrs_rllib.training.learner.ppo_policy import (
     MAGNET_KEY,
     MAGNET_STATE_KEY,
-    PRECISION_KEY,
     NHPPOTorchPolicy,
     policy_spec,
 )
 from osrs_rllib.training.report import tensorboard_tag
 from policies.magnet import Magnet, ema_update, head_kl, uniform_log_probs
 from policies.network import MASKED_LOGIT, NHPolicyNetwork
+from tests.osrs_rllib.learner_policies import ONE_SMALL_ITERATION, batch_of, make_policy, through_a_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "smoke.yml"
@@ -35,18 +34,6 @@ SMOKE = REPO / "configs" / "smoke.yml"
 
 def magnet(kind: str, coeff: float = 0.1, decay: float = 0.9, file: str | None = None) -> dict[str, Any]:
     return {"kind": kind, "coeff": coeff, "ema_decay": decay, "file": file}
-
-
-def make_policy(setting: dict[str, Any], cls: type = NHPPOTorchPolicy, **config: Any) -> Any:
-    policy = cls(setting["space"], setting["action_space"], {**setting["config"], PRECISION_KEY: "float32", **config})
-    policy.model.load_state_dict({k: torch.as_tensor(v) for k, v in setting["weights"].items()})
-    if hasattr(policy, "reset_magnet"):
-        policy.reset_magnet()  # as a warm start does: the EMA magnet starts at the weights the run starts from
-    return policy
-
-
-def batch_of(setting: dict[str, Any]) -> SampleBatch:
-    return SampleBatch({k: v.copy() for k, v in setting["batch"].items()})
 
 
 def gradient(policy: Any, setting: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
@@ -226,30 +213,12 @@ def test_tensorboard_shows_the_magnet_under_its_own_group() -> None:
 def test_a_checkpoint_brings_the_same_magnet_back(tmp_path: Path) -> None:
     """One real iteration with an EMA magnet, RLlib's own checkpoint, a new algorithm loaded from it (as
     ``--resume`` does): the magnet is the one saved, dtype for dtype, and not the policy's weights."""
-    from osrs_rllib.training.algorithm import build_algorithm_config, register_everything
-    from osrs_rllib.training.run_state import restore_exact_weights
-
-    register_everything()
-    sets = ["ppo.magnet.kind=ema", "ppo.magnet.coeff=0.1", "ppo.magnet.ema_decay=0.5", "runners.num_env_runners=0",
-            "ppo.train_batch_size=256", "ppo.minibatch_size=128", "ppo.num_epochs=1",
-            "runners.num_envs_per_env_runner=4"]  # fmt: skip
-    cfg = load_config(SMOKE, sets)
-    algo = build_algorithm_config(cfg).build_algo()
-    try:
-        algo.train()
-        saved = algo.get_policy("main").magnet.state()
-        policy_weights = algo.get_policy("main").model.net.state_dict()
-        algo.save_checkpoint(str(tmp_path))
-    finally:
-        algo.stop()
+    cfg = load_config(SMOKE, ["ppo.magnet.kind=ema", "ppo.magnet.coeff=0.1", "ppo.magnet.ema_decay=0.5",
+                              *ONE_SMALL_ITERATION])  # fmt: skip
+    (saved, policy_weights), (restored, _) = through_a_checkpoint(
+        cfg, tmp_path, lambda policy: (policy.magnet.state(), policy.model.net.state_dict())
+    )
     assert any(not np.array_equal(v, policy_weights[k].numpy()) for k, v in saved.items())  # it lags the policy
-    again = build_algorithm_config(cfg).build_algo()
-    try:
-        again.load_checkpoint(str(tmp_path))
-        restore_exact_weights(again, tmp_path)
-        restored = again.get_policy("main").magnet.state()
-    finally:
-        again.stop()
     assert restored is not None and set(restored) == set(saved)
     for name, value in saved.items():
         assert restored[name].dtype == value.dtype, name

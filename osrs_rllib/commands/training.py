@@ -144,6 +144,10 @@ def exploit_curve(
         bool, typer.Option("--follow", help="Keep measuring new milestones until the training run has ended.")
     ] = False,
     poll_seconds: Annotated[float, typer.Option(min=1.0, help="With --follow: how often to look for one.")] = 30.0,
+    twin: Annotated[
+        str, typer.Option(help="Whose milestones: 'main', or 'average' (the running average of main's parameters, "
+                               "ppo.average; written to exploit-curve-average.json).")
+    ] = "main",
 ) -> None:
     """Exploitability over training: a short fresh exploit of every milestone model the run kept
     (checkpoint.milestone_env_steps, models/milestones/), written to EXPERIMENT/exploit-curve.json and to
@@ -154,7 +158,7 @@ def exploit_curve(
     path = experiment.absolute()
     settings = CurveSettings(env_steps, final_fights, config, model_sampling, tuple(set_ or []))
     try:
-        curve = ExploitCurve(Experiment(path.parent, path.name), settings, echo=typer.echo)
+        curve = ExploitCurve(Experiment(path.parent, path.name), settings, echo=typer.echo, kind=twin)
         if not curve.pending() and not curve.curve["points"] and not follow:
             raise fail(
                 f"{path} has no milestone models (models/milestones/): train with checkpoint.milestone_env_steps "

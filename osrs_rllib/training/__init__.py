@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "git_state": "phases",
     "MILESTONES_DIR": "milestones",
     "Milestone": "milestones",
+    "MILESTONE_KINDS": "milestones",
     "list_milestones": "milestones",
     "MixtureError": "mixture",
     "describe_mixture": "mixture",

@@ -557,7 +557,8 @@ class Trainer:
         if is_best:
             copy_atomic(final / MODEL_NAME, self.exp.models_dir / "best.nhmodel")
         every = self.cfg.checkpoint.milestone_env_steps
-        milestone = keep_milestone(self.exp.models_dir, every, self.state.env_steps, final / MODEL_NAME)
+        milestone = keep_milestone(self.exp.models_dir, every, self.state.env_steps, final / MODEL_NAME,
+                                   final / AVERAGE_MODEL_NAME)
         best_note = f" (eval win rate {win_rate:.1%}, best)" if is_best else ""
         self.echo(f"checkpoint {final.name}{best_note}" + (f"; milestone {milestone.name}" if milestone else ""))
 

@@ -144,6 +144,7 @@ def test_smoke_config_end_to_end_then_resume(tmp_path: Path) -> None:
     for milestone in kept_milestones:
         md = load_model_file(milestone.path).metadata
         assert md["env_steps"] == milestone.env_steps and steps[md["iteration"] - 1] == milestone.env_steps
+    assert [m.env_steps for m in list_milestones(exp.models_dir, "average")] == expected  # ppo.average's, beside
 
     # A checkpoint with only RLlib's files (no model file beside it) exports with the run's counters and config,
     # so the file still records the fight rules it trained by.

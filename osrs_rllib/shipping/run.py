@@ -136,9 +136,9 @@ def copy_candidates(run: ShipRun) -> list[Candidate]:
     return out
 
 
-def average_source(run: ShipRun) -> tuple[Path, int] | None:
-    """The running average of main's parameters at the last phase's newest checkpoint and that checkpoint's iteration,
-    or None without ``ship.average``.
+def average_source(run: ShipRun) -> Any:
+    """The last phase's newest checkpoint (a `CheckpointInfo`), whose ``average.nhmodel`` is the running average of
+    main's parameters that competes, or None without ``ship.average``.
 
     Raises:
         ShipError: The rule asks for it and the newest checkpoint holds none.
@@ -149,7 +149,7 @@ def average_source(run: ShipRun) -> tuple[Path, int] | None:
     if newest is None or not (newest.path / AVERAGE_MODEL_NAME).is_file():
         raise ShipError(f"ship.average: {run.output.dir}'s newest checkpoint has no {AVERAGE_MODEL_NAME} "
                         "(was it trained with ppo.average.decay > 0?)")  # fmt: skip
-    return newest.path / AVERAGE_MODEL_NAME, newest.iteration
+    return newest
 
 
 def average_candidate(run: ShipRun) -> Candidate | None:
@@ -157,17 +157,14 @@ def average_candidate(run: ShipRun) -> Candidate | None:
     ``ship``), or None without ``ship.average``."""
     from policies.model_file import read_model_meta
 
-    source = average_source(run)
-    if source is None:
+    newest = average_source(run)
+    if newest is None:
         return None
-    src, iteration = source
     dst = run.ship_dir / "candidates" / f"{AVERAGE_LABEL}.nhmodel"
     if not dst.is_file():
-        copy_atomic(src, dst)
-    meta = read_model_meta(dst)
-    md = meta.get("metadata") or {}
-    return Candidate(AVERAGE_LABEL, int(md.get("iteration") or iteration), int(md.get("env_steps") or 0), dst,
-                     str(meta["tensor_sha256"]))  # fmt: skip
+        copy_atomic(newest.path / AVERAGE_MODEL_NAME, dst)
+    sha = str(read_model_meta(dst)["tensor_sha256"])
+    return Candidate(AVERAGE_LABEL, newest.iteration, newest.env_steps, dst, sha)
 
 
 def mixture_members(run: ShipRun) -> list[Any]:

@@ -115,9 +115,9 @@ def apply_init(algo: Any, init: InitModel, policy_ids: Iterable[str]) -> list[st
         if unexpected or (init.critic and missing):
             raise WarmStartError(f"--init {init.path}: the file's weights do not fit policy {pid!r} "
                                  f"(missing {sorted(missing)[:4]}, unexpected {sorted(unexpected)[:4]})")  # fmt: skip
-        reset_magnet = getattr(policy, "reset_magnet", None)
-        if reset_magnet is not None:  # an EMA magnet starts at the model the run starts from (`ppo_policy`)
-            reset_magnet()
+        reset_twins = getattr(policy, "reset_twins", None)
+        if reset_twins is not None:  # an EMA magnet and an average start at the model the run starts from
+            reset_twins()
         loaded.append(pid)
     group = getattr(algo, "env_runner_group", None)
     if loaded and group is not None and group.num_remote_env_runners() > 0:

@@ -19,8 +19,8 @@ def make_policy(setting: dict[str, Any], cls: type = NHPPOTorchPolicy, **config:
     start at those weights, as after a warm start."""
     policy = cls(setting["space"], setting["action_space"], {**setting["config"], PRECISION_KEY: "float32", **config})
     policy.model.load_state_dict({k: torch.as_tensor(v) for k, v in setting["weights"].items()})
-    if hasattr(policy, "reset_magnet"):
-        policy.reset_magnet()
+    if hasattr(policy, "reset_twins"):
+        policy.reset_twins()
     return policy
 
 

@@ -80,7 +80,7 @@ class NHPPOTorchPolicy(AccumulatingPPOTorchPolicy):
             )
         return self.magnet
 
-    def reset_magnet(self) -> None:
+    def reset_twins(self) -> None:
         """Put the EMA magnet and the average on main's current weights: a warm start's are the model it starts
         from."""
         magnet = self._ensure_magnet()

@@ -107,9 +107,28 @@ def test_main_preset_is_hunted_and_its_children_are_not() -> None:
     shares = {"baseline": 0.5, "prioritized": 0.2, "self_play": 0.1, "prayer_switcher": 0.1, "tribrid": 0.1}
     assert plain.opponents.normalized() == pytest.approx(shares)
     assert plain.ppo.entropy_coeff.initial == 0.01 and set(plain.ppo.head_entropy_weights.values()) == {1.0}
-    for preset in ("smoke", "exploit", "nh-human", "nh-expert-ft"):
+    for preset in ("smoke", "exploit", "nh-human", "archive/nh-expert-ft"):
         plain_league = load_config(CONFIGS / f"{preset}.yml").league
         assert plain_league.main_exploiters == 0 and plain_league.snapshot_interval == 10, preset
+
+
+def test_main_job_states_the_rule_that_ships_nh_main() -> None:
+    """nh.yml makes the shipped nh-main: its last checkpoint and its parameter average compete, the shipped-model
+    bar against the expert is the floor, and each finalist meets two fresh exploiters of 4M env steps. Presets
+    without the league inherit no rule (they ship only what they state themselves)."""
+    main = load_config(CONFIGS / "nh.yml")
+    ship = main.ship
+    assert ship is not None and ship.candidates == 1 and ship.average and not ship.mixture
+    assert main.ppo.average is not None  # what the average candidate is made of
+    assert ship.rung.opponent == "expert" and ship.rung.fights == 500 and ship.rung.modes == ["deterministic"]
+    assert ship.rung.floor is not None and (ship.rung.floor.mean, ship.rung.floor.every_build) == (0.93, 0.85)
+    probe = ship.exploit
+    assert probe is not None and probe.seeds == [0, 1] and probe.env_steps == 4_000_000
+    assert probe.final_fights == 600 and probe.config == "configs/exploit.yml"
+    assert load_config(CONFIGS.parent / probe.config).ship is None  # relative to the repository, as ship runs
+    for preset in ("smoke", "nh-no-exploiter", "exploit"):
+        assert load_config(CONFIGS / f"{preset}.yml").ship is None, preset
+    assert load_config(CONFIGS / "nh-human.yml").ship is not None  # states its own
 
 
 def test_main_preset_writes_every_hyperparameter_out() -> None:
@@ -117,7 +136,7 @@ def test_main_preset_writes_every_hyperparameter_out() -> None:
     raw = yaml.safe_load((CONFIGS / "nh.yml").read_text(encoding="utf-8"))
     for section, field in TrainConfig.model_fields.items():
         if section in ("name", "phases", "ship"):
-            continue  # the file's stem, on purpose; a recipe's sections (configs/nh-main.yml), not the job's
+            continue  # the file's stem, on purpose; phases: a recipe's; ship: the main job's rule, checked below
         assert section in raw, section
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):  # a section model

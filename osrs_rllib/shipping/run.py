@@ -11,7 +11,7 @@ from typing import Any
 
 from common.atomic_files import copy_atomic
 from osrs_rllib.config import TrainConfig
-from osrs_rllib.experiments import AVERAGE_MODEL_NAME, MODEL_NAME, Experiment, read_json
+from osrs_rllib.experiments import AVERAGE_MODEL_NAME, MODEL_NAME, CheckpointInfo, Experiment, read_json
 
 SHIP_DIR = "ship"
 SHIP_FILE = "ship.json"
@@ -136,8 +136,8 @@ def copy_candidates(run: ShipRun) -> list[Candidate]:
     return out
 
 
-def average_source(run: ShipRun) -> Any:
-    """The last phase's newest checkpoint (a `CheckpointInfo`), whose ``average.nhmodel`` is the running average of
+def average_source(run: ShipRun) -> CheckpointInfo | None:
+    """The last phase's newest checkpoint, whose ``average.nhmodel`` is the running average of
     main's parameters that competes, or None without ``ship.average``.
 
     Raises:
